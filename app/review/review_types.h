@@ -1,0 +1,116 @@
+#pragma once
+
+#include <QDateTime>
+#include <QJsonObject>
+#include <QList>
+#include <QMap>
+#include <QRectF>
+#include <QSizeF>
+#include <QString>
+#include <QStringList>
+
+namespace cw {
+
+// The data a review is made of, shared by ingest, segmentation, the heads, the history
+// store, the exporters and the views. Plain values; no behaviour beyond lookups.
+//
+// Offsets (`start`, `end`) are positions in Document::text in UTF-16 code units (QString
+// indices), half-open. Exporters that promise Unicode code points (the JSON report)
+// convert with Document::codePointOffset.
+
+enum class DocumentFormat { Pdf, Docx, PlainText };
+
+struct PageInfo {
+    int number = 0; // 1-based
+    QSizeF sizePt; // page size in PDF points (1/72 in)
+    bool hasTextLayer = true;
+};
+
+// One line of text as laid out on a page: its span in the text and its box in page
+// points (origin top-left), so the GUI can highlight any span.
+struct TextLine {
+    int page = 0; // 1-based; 0 for formats without pages
+    QRectF box;
+    qsizetype start = 0;
+    qsizetype end = 0;
+    bool bold = false;
+    double fontSize = 0.0;
+};
+
+struct Document {
+    QString path;
+    DocumentFormat format = DocumentFormat::PlainText;
+    QString title;
+    QString sha256; // hex, of the file's bytes
+    QString text; // the extracted, cleaned text the offsets refer to
+    QList<PageInfo> pages;
+    QList<TextLine> lines; // in text order
+    QStringList warnings; // e.g. "page 3 has no text layer: run OCR first"
+
+    int pageCount() const { return int(pages.size()); }
+    // 1-based page holding offset, or 0 if unknown.
+    int pageAt(qsizetype offset) const;
+    // Boxes covering [start, end): one per line touched, clipped to the line.
+    QList<QPair<int, QRectF>> boxesFor(qsizetype start, qsizetype end) const;
+    // Unicode code point index of a UTF-16 offset into text.
+    qsizetype codePointOffset(qsizetype utf16Offset) const;
+};
+
+// A section or clause found by numbering and headings.
+struct Clause {
+    int index = 0; // position in Review::clauses
+    int parent = -1; // index of the enclosing clause, -1 at top level
+    int level = 0; // 0: article/section heading, deeper numbers nest
+    QString number; // "5.2", "(a)", "Article IV", "第三条"; empty when unnumbered
+    QString heading; // "Governing Law"; empty when none
+    qsizetype start = 0;
+    qsizetype end = 0;
+    int page = 0;
+};
+
+enum class Risk { None, Low, Medium, High };
+
+struct Finding {
+    QString category; // exact CUAD category name, e.g. "Governing Law"
+    qsizetype start = 0;
+    qsizetype end = 0;
+    int page = 0;
+    int clauseIndex = -1;
+    QString text;
+    QJsonObject fields; // extracted values: {"law": "Delaware"}, {"days": 60}, ...
+    double confidence = 0.0; // 0..1
+    Risk risk = Risk::None;
+    QString ruleId; // the playbook rule that set the risk, empty if none fired
+    QString rationale; // why: the rule's message or the model's note
+    QString source; // "fast" or "llm"
+    bool needsHumanReview = false; // the fast and LLM heads disagree
+    // What the user changed after the review ran.
+    bool userEdited = false;
+    QString userComment;
+};
+
+struct ReviewSummary {
+    int high = 0;
+    int medium = 0;
+    int low = 0;
+    QStringList missingCategories; // categories the playbook expects but none was found
+    QString text; // one paragraph for the report's top
+};
+
+struct Review {
+    qint64 id = 0; // history row id; 0 until saved
+    Document document;
+    QList<Clause> clauses;
+    QList<Finding> findings;
+    ReviewSummary summary;
+    QString playbookName;
+    QString modelName; // empty: fast heads only
+    QJsonObject settings; // heads, device, context, ...
+    QMap<QString, qint64> timingsMs; // "ingest", "segment", "heads", "llm"
+    QDateTime createdAt;
+};
+
+QString riskName(Risk risk); // "none", "low", "medium", "high"
+Risk riskFromName(const QString& name); // unknown names give Risk::None
+
+} // namespace cw

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# One entry for developers and CI:
+#   installer/dev.sh run       install what is missing, build Release, review the sample contract
+#   installer/dev.sh test      install what is missing, build, run the whole test suite (ctest)
+#   installer/dev.sh sanitize  Debug build with ASan+UBSan, run the engine and app tests under it
+#   installer/dev.sh fuzz [S]  build the libFuzzer targets with clang and run each for S seconds
+# Idempotent: a second run rebuilds only what changed.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+mode=${1:-test}
+jobs=${CW_JOBS:-$(nproc)}
+cuda_arch=${CW_CUDA_ARCHITECTURES:-}
+
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  local args=(-S . -B "$dir" -G Ninja "$@")
+  [[ -n "$cuda_arch" ]] && args+=("-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch")
+  if [[ ! -f "$dir/build.ninja" ]]; then
+    cmake "${args[@]}" >/dev/null
+  fi
+}
+
+case "$mode" in
+  run)
+    installer/install-deps.sh
+    configure build -DCMAKE_BUILD_TYPE=Release
+    cmake --build build -j "$jobs"
+    sample=${2:-resources/samples/sample-contract.pdf}
+    exec build/app/clausewright-cli review "$sample" --heads fast --format md
+    ;;
+  test)
+    installer/install-deps.sh
+    configure build -DCMAKE_BUILD_TYPE=Release
+    cmake --build build -j "$jobs"
+    ctest --test-dir build --output-on-failure -j "$jobs"
+    ;;
+  sanitize)
+    installer/install-deps.sh
+    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_WITH_CUDA=OFF
+    cmake --build build-asan -j "$jobs"
+    ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'engine|app' -LE 'slow'
+    ;;
+  fuzz)
+    CW_WITH_FUZZ=1 installer/install-deps.sh
+    seconds=${2:-60}
+    configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCW_FUZZ=ON -DCW_WITH_CUDA=OFF \
+      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCW_ENGINE_ONLY=OFF
+    cmake --build build-fuzz -j "$jobs" --target cw_fuzz_all
+    for target in build-fuzz/tests/fuzz/*/fuzz_*; do
+      [[ -x "$target" ]] || continue
+      name=$(basename "$target")
+      corpus_src="tests/fuzz/$(basename "$(dirname "$target")")/corpus"
+      work="build-fuzz/corpus/$name"
+      mkdir -p "$work"
+      echo "== $name for ${seconds}s"
+      "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" "$corpus_src" 2>&1 | tail -n 3
+    done
+    ;;
+  *)
+    echo "usage: installer/dev.sh run|test|sanitize|fuzz [seconds]" >&2
+    exit 2
+    ;;
+esac
