@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/model/tensor_type.h"
+#include "kernels/tensor_type.h"
 
 #include <array>
 #include <cstdint>
@@ -11,6 +11,8 @@
 #include <vector>
 
 namespace cw::engine {
+
+using kernels::TensorType;
 
 // The in-memory description of a model, the same whether it came from a GGUF file or a
 // Hugging Face folder: hyper-parameters, how the weights are stored (conventions that

@@ -1,10 +1,10 @@
-#include "engine/model/tensor_type.h"
+#include "kernels/tensor_type.h"
 
 #include <array>
 #include <cctype>
 #include <string>
 
-namespace cw::engine {
+namespace cw::kernels {
 namespace {
 
 struct Entry {
@@ -67,4 +67,4 @@ std::optional<std::uint64_t> rowBytes(TensorType type, std::uint64_t elements)
     return elements / traits->blockSize * traits->blockBytes;
 }
 
-} // namespace cw::engine
+} // namespace cw::kernels

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string_view>
 
-namespace cw::engine {
+namespace cw::kernels {
 
-// Tensor element and block types, numbered exactly as ggml's `ggml_type` so GGUF files
+// Tensor element and block types (kernels know types and shapes; the engine reuses them), numbered exactly as ggml's `ggml_type` so GGUF files
 // map one to one. Quantized types store blocks of `blockSize` elements in `blockBytes`.
 enum class TensorType : std::uint32_t {
     F32 = 0,
@@ -38,4 +38,4 @@ std::optional<TensorType> tensorTypeFromName(std::string_view name); // "q8_0", 
 // Bytes of one row of `elements` values; nullopt if elements is not a whole number of blocks.
 std::optional<std::uint64_t> rowBytes(TensorType type, std::uint64_t elements);
 
-} // namespace cw::engine
+} // namespace cw::kernels
