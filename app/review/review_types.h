@@ -56,6 +56,15 @@ struct Document {
     qsizetype codePointOffset(qsizetype utf16Offset) const;
 };
 
+// What made the segmenter start a clause.
+enum class ClauseKind {
+    Preamble, // text before the first numbered clause: title, parties, recitals
+    Numbered, // "1.", "5.2", "(a)", "Article IV", "Section 3", "第三条"
+    Heading, // an unnumbered heading in capitals or bold
+    Definition, // one definition: "X" means ... (heading holds the defined term)
+    Attachment, // Schedule, Exhibit, Annex, Appendix
+};
+
 // A section or clause found by numbering and headings.
 struct Clause {
     int index = 0; // position in Review::clauses
@@ -66,6 +75,10 @@ struct Clause {
     qsizetype start = 0;
     qsizetype end = 0;
     int page = 0;
+    // Added by ingest/segment: [start, ownEnd) is the clause's own text, before its first
+    // sub-clause ([start, end) includes the sub-clauses); ownEnd == end for a leaf.
+    qsizetype ownEnd = 0;
+    ClauseKind kind = ClauseKind::Numbered;
 };
 
 enum class Risk { None, Low, Medium, High };
