@@ -1,0 +1,132 @@
+#include "app/render/pdf_page_renderer.h"
+
+#include <QFileInfo>
+#include <QMutexLocker>
+#include <poppler-qt6.h>
+
+namespace cw {
+
+namespace {
+constexpr int kCacheKilobytes = 256 * 1024; // ~ 30 pages at 150 dpi
+}
+
+PdfPageRenderer::PdfPageRenderer(QObject* parent)
+    : QObject(parent)
+    , m_documentMutex(std::make_shared<QMutex>())
+    , m_cache(kCacheKilobytes)
+{
+    m_pool.setMaxThreadCount(2);
+}
+
+PdfPageRenderer::~PdfPageRenderer()
+{
+    {
+        QMutexLocker lock(&m_cacheMutex);
+        ++m_generation; // queued renders return at once
+    }
+    m_pool.clear();
+    m_pool.waitForDone();
+}
+
+bool PdfPageRenderer::needsPassword(const QString& path)
+{
+    std::unique_ptr<Poppler::Document> document = Poppler::Document::load(path);
+    return document && document->isLocked();
+}
+
+Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& password)
+{
+    const QFileInfo info(path);
+    if (!info.exists())
+        return makeError(QStringLiteral("%1: no such file").arg(path).toStdString());
+    if (!info.isReadable())
+        return makeError(QStringLiteral("%1: permission denied").arg(path).toStdString());
+    std::unique_ptr<Poppler::Document> document = Poppler::Document::load(path, password, password);
+    if (!document)
+        return makeError(QStringLiteral("%1: not a readable PDF (corrupt or not a PDF)")
+                             .arg(path)
+                             .toStdString());
+    if (document->isLocked())
+        return makeError(
+            QStringLiteral("%1: the PDF is password protected").arg(path).toStdString());
+    document->setRenderHint(Poppler::Document::Antialiasing, true);
+    document->setRenderHint(Poppler::Document::TextAntialiasing, true);
+
+    QList<QSizeF> sizes;
+    for (int i = 0; i < document->numPages(); ++i) {
+        std::unique_ptr<Poppler::Page> page = document->page(i);
+        sizes.append(page ? page->pageSizeF() : QSizeF(612, 792));
+    }
+    QMutexLocker lock(&m_cacheMutex);
+    ++m_generation;
+    m_cache.clear();
+    m_pending.clear();
+    m_documentMutex = std::make_shared<QMutex>();
+    m_document = std::shared_ptr<Poppler::Document>(document.release());
+    m_pageSizes = sizes;
+    return {};
+}
+
+QSizeF PdfPageRenderer::pageSizePt(int page) const
+{
+    return page >= 0 && page < m_pageSizes.size() ? m_pageSizes[page] : QSizeF();
+}
+
+QImage PdfPageRenderer::page(int pageIndex, double dpi)
+{
+    if (!m_document || pageIndex < 0 || pageIndex >= pageCount())
+        return {};
+    const Key key { pageIndex, qMax(18, int(dpi / 6.0 + 0.5) * 6) };
+    QMutexLocker lock(&m_cacheMutex);
+    if (const QImage* cached = m_cache.object(key))
+        return *cached;
+    if (!m_pending.contains(key)) {
+        m_pending.insert(key);
+        const quint64 generation = m_generation;
+        m_pool.start([this, key, generation] { render(key.page, key.dpi, generation); });
+    }
+    return {};
+}
+
+void PdfPageRenderer::render(int pageIndex, int dpi, quint64 generation)
+{
+    std::shared_ptr<Poppler::Document> document;
+    std::shared_ptr<QMutex> documentMutex;
+    {
+        QMutexLocker lock(&m_cacheMutex);
+        if (generation != m_generation)
+            return;
+        document = m_document;
+        documentMutex = m_documentMutex;
+    }
+    QImage image;
+    {
+        QMutexLocker lock(documentMutex.get());
+        std::unique_ptr<Poppler::Page> page = document->page(pageIndex);
+        if (page)
+            image = page->renderToImage(dpi, dpi);
+    }
+    {
+        QMutexLocker lock(&m_cacheMutex);
+        if (generation != m_generation)
+            return;
+        m_pending.remove(Key { pageIndex, dpi });
+        if (image.isNull())
+            image = QImage(1, 1, QImage::Format_RGB32); // unrenderable page: cache a blank
+        m_cache.insert(Key { pageIndex, dpi }, new QImage(image),
+            int(qMax<qsizetype>(1, image.sizeInBytes() / 1024)));
+    }
+    QMetaObject::invokeMethod(
+        this, [this, pageIndex, dpi] { emit pageRendered(pageIndex, dpi); }, Qt::QueuedConnection);
+}
+
+QString PdfPageRenderer::textIn(int pageIndex, const QRectF& rectPt) const
+{
+    if (!m_document || pageIndex < 0 || pageIndex >= pageCount())
+        return {};
+    QMutexLocker lock(m_documentMutex.get());
+    std::unique_ptr<Poppler::Page> page = m_document->page(pageIndex);
+    return page ? page->text(rectPt) : QString();
+}
+
+} // namespace cw
