@@ -100,6 +100,10 @@ struct Finding {
     // What the user changed after the review ran.
     bool userEdited = false;
     QString userComment;
+    // Added by reports (history edits): the head's category and risk before the user's
+    // first edit; meaningful when userEdited.
+    QString originalCategory;
+    Risk originalRisk = Risk::None;
 };
 
 struct ReviewSummary {
