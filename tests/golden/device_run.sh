@@ -1,0 +1,28 @@
+#!/bin/bash
+# Run on the accelerator machine from the repository root: builds the golden data into
+# $OUT/golden.tar.xz, then builds the engine without Qt and runs the gpu tests.
+# Debian packages the build needs (nlohmann-json, CLI11, GoogleTest, PCRE2, pkg-config)
+# travel as .deb files in .device-carry/debs and are unpacked into /tmp/deps.
+export PYTHONUNBUFFERED=1
+set -o pipefail
+G=/tmp/golden
+rm -rf $G
+timeout 240 python3 tests/golden/make_golden.py --out $G 2>&1 | tee $OUT/golden_log.txt
+echo "make_golden exit: $?"
+(cd $G && tar cJf $OUT/golden.tar.xz .) && ls -la $OUT
+du -sh $G/* 2>/dev/null
+
+mkdir -p /tmp/deps
+for f in .device-carry/debs/*.deb; do dpkg -x "$f" /tmp/deps; done
+export PATH=/tmp/deps/usr/bin:$PATH
+export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
+export PKG_CONFIG_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/deps/usr/share/pkgconfig
+export PKG_CONFIG_SYSROOT_DIR=/tmp/deps
+export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH
+{
+  timeout 300 bash -c "cmake -S . -B build-dev -G Ninja -DCW_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=/tmp/deps/usr && ninja -C build-dev -j16 -k 0"
+  echo "build exit: $?"
+  ctest --test-dir build-dev -L gpu --output-on-failure
+  echo "ctest gpu exit: $?"
+} 2>&1 | tee $OUT/build_log.txt | tail -150
