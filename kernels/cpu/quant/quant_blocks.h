@@ -113,6 +113,20 @@ static_assert(sizeof(BlockIQ4_XS) == 2 + 2 + kQK_K / 64 + kQK_K / 2);
 inline constexpr std::int8_t kValuesIQ4NL[16]
     = { -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 };
 
+// The 6-bit scale and min of sub-block j (0..7) of Q4_K/Q5_K (ggml's get_scale_min_k4):
+// j < 4: low 6 bits of scales[j] and scales[j+4]; j >= 4: low nibble / high nibble of
+// scales[j+4] with the top 2 bits of scales[j-4] / scales[j].
+inline void scaleMinK4(int j, const std::uint8_t* q, std::uint8_t& scale, std::uint8_t& min)
+{
+    if (j < 4) {
+        scale = q[j] & 63;
+        min = q[j + 4] & 63;
+    } else {
+        scale = std::uint8_t((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
+        min = std::uint8_t((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
+    }
+}
+
 // binary16 <-> binary32 (round to nearest even; NaN and infinities preserved).
 inline float fp16ToFp32(Half h)
 {
