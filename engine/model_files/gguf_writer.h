@@ -63,8 +63,8 @@ private:
         std::vector<std::byte> owned;
         Fill fill;
     };
-    Result<std::vector<std::byte>> header(
-        std::vector<std::uint64_t>& offsets, std::uint64_t& totalSize) const;
+    Result<std::vector<std::byte>> header(std::vector<std::uint64_t>& offsets,
+        std::vector<std::uint64_t>& sizes, std::uint64_t& totalSize) const;
 
     std::uint32_t m_alignment;
     std::vector<GgufKeyValue> m_metadata;
