@@ -64,7 +64,15 @@ struct HyperParameters {
 // How a source stores weights that llama.cpp's converter transforms. The graphs honour
 // these instead of copying weights, so a memory-mapped file is used as it is.
 struct WeightConventions {
-    bool normWeightsIncludeOne = true; // GGUF: w+1 baked in; HF Qwen3.5: zero-centred (x*(1+w))
+    // true: every RMSNorm multiplies by the stored weight as it is (x_normed * w).
+    // false: the zero-centred norms multiply by (1 + w). Per architecture:
+    //  - qwen3moe (GGUF and HF): true. Qwen3MoE's RMSNorm is plain x*w; nothing to add.
+    //  - qwen35moe GGUF: true. llama.cpp's converter baked +1 into attn_norm,
+    //    post_attention_norm, output_norm, attn_q_norm and attn_k_norm.
+    //  - qwen35moe HF: false. Those five norms are zero-centred (x*(1+w)) in transformers.
+    //  The DeltaNet gated norm (ssm_norm, RMSNormGated) is plain x*w in every source and is
+    //  never affected by this flag.
+    bool normWeightsIncludeOne = true;
     bool ssmAIsNegExp = true; // GGUF ssm_a = -exp(A_log); HF stores A_log
     bool deltaNetValueHeadsTiled = true; // GGUF: value head j uses key head j % nK; HF: j / (nV/nK)
 };

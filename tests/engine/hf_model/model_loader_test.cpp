@@ -1,0 +1,34 @@
+#include "engine/model_files/model_loader.h"
+#include "tiny_hf_model.h"
+
+#include <gtest/gtest.h>
+
+namespace fs = std::filesystem;
+using namespace cw::engine;
+
+namespace {
+
+fs::path scratch(const std::string& name)
+{
+    return fs::path(CW_TEST_BINARY_DIR) / "loader_scratch" / name;
+}
+
+} // namespace
+
+TEST(ModelLoader, openModelDispatchesFolderAndBareSafetensors)
+{
+    tiny_hf::Options o;
+    o.shape = tiny_hf::Shape::Qwen3Moe;
+    o.layers = 1;
+    const auto dir = scratch("dispatch");
+    tiny_hf::writeFolder(dir, o);
+    auto fromFolder = openModel(dir.string());
+    ASSERT_TRUE(fromFolder) << fromFolder.error().message;
+    auto fromFile = openModel((dir / "model.safetensors").string());
+    ASSERT_TRUE(fromFile) << fromFile.error().message;
+    EXPECT_EQ(fromFile->tensors.size(), fromFolder->tensors.size());
+    EXPECT_FALSE(openModel((dir / "nothing-here").string()));
+    auto notModel = openModel((dir / "tokenizer_config.json").string());
+    ASSERT_FALSE(notModel);
+    EXPECT_NE(notModel.error().message.find("neither a GGUF"), std::string::npos);
+}
