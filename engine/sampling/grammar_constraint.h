@@ -67,6 +67,7 @@ private:
     GrammarMatcher m_matcher;
     bool m_finished = false;
     std::vector<std::vector<uint32_t>> m_levels; // scratch stack sets per trie depth
+    TokenMask m_mask;
 };
 
 } // namespace cw::sampling

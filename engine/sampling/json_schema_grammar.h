@@ -15,11 +15,12 @@ namespace cw::sampling {
 //         number, integer (minimum/maximum are not enforced), boolean, null, or a list of
 //         types; enum, const; anyOf / oneOf (as alternatives); $ref to "#/$defs/..." or
 //         "#/definitions/..."; an empty schema or true accepts any JSON value.
-// Properties appear in the order the schema lists them; optional ones may be left out.
+// Properties appear in the order the schema lists them (hence ordered_json); optional ones
+// may be left out.
 // Whitespace between tokens is bounded (a space, or a newline and up to 8 spaces of indent)
 // and numbers have at most 16 integer and 16 fraction digits, so that generation always
 // ends. Anything outside the subset is an error naming the JSON pointer where it occurs.
-Result<std::string> jsonSchemaToGbnf(const nlohmann::json& schema);
+Result<std::string> jsonSchemaToGbnf(const nlohmann::ordered_json& schema);
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaText);
 
 } // namespace cw::sampling

@@ -32,6 +32,7 @@ public:
     bool isSpecial(int32_t id) const { return m_special[static_cast<size_t>(id)] != 0; }
     bool isEos(int32_t id) const;
     const std::vector<int32_t>& eosIds() const { return m_eos; }
+    size_t maxTokenBytes() const { return m_maxBytes; }
 
     // Trie: node 0 is the root (the empty prefix).
     const std::vector<TrieNode>& nodes() const { return m_nodes; }
@@ -47,6 +48,7 @@ private:
     std::vector<TrieNode> m_nodes;
     std::vector<TrieEdge> m_edges;
     std::vector<int32_t> m_trieTokens;
+    size_t m_maxBytes = 0;
 };
 
 } // namespace cw::sampling

@@ -1,0 +1,268 @@
+#include "engine/sampling/sampler.h"
+
+#include "engine/sampling/grammar_constraint.h"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace cw::sampling {
+
+namespace {
+
+uint64_t splitMix64(uint64_t& state)
+{
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+bool greedy(float temperature)
+{
+    return temperature < 1e-6f;
+}
+
+// Candidates in a total order: higher logit first, then lower id (so that ties sort the
+// same with every standard library).
+bool before(const Candidate& a, const Candidate& b)
+{
+    return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
+}
+
+} // namespace
+
+Result<void> SamplingParams::validate(int32_t vocabSize) const
+{
+    auto bad = [](const std::string& what) { return makeError("sampling parameters: " + what); };
+    if (!std::isfinite(temperature) || temperature < 0.0f)
+        return bad("temperature must be a finite number >= 0, got " + std::to_string(temperature));
+    if (topK < 0)
+        return bad("top-k must be >= 0, got " + std::to_string(topK));
+    if (!(topP > 0.0f && topP <= 1.0f))
+        return bad("top-p must be in (0, 1], got " + std::to_string(topP));
+    if (!(minP >= 0.0f && minP <= 1.0f))
+        return bad("min-p must be in [0, 1], got " + std::to_string(minP));
+    if (!(repetitionPenalty > 0.0f) || !std::isfinite(repetitionPenalty))
+        return bad("repetition penalty must be > 0, got " + std::to_string(repetitionPenalty));
+    if (!std::isfinite(presencePenalty) || !std::isfinite(frequencyPenalty))
+        return bad("presence and frequency penalties must be finite");
+    if (maxTokens < 0)
+        return bad("max tokens must be >= 0, got " + std::to_string(maxTokens));
+    for (const auto& [id, bias] : logitBias) {
+        if (id < 0 || id >= vocabSize)
+            return bad("logit bias names token " + std::to_string(id)
+                + " outside the vocabulary of " + std::to_string(vocabSize));
+        if (std::isnan(bias))
+            return bad("logit bias for token " + std::to_string(id) + " is NaN");
+    }
+    for (int32_t id : stopTokenIds)
+        if (id < 0 || id >= vocabSize)
+            return bad("stop token " + std::to_string(id) + " is outside the vocabulary of "
+                + std::to_string(vocabSize));
+    for (const std::string& s : stopStrings)
+        if (s.empty())
+            return bad("a stop string is empty");
+    return {};
+}
+
+Rng::Rng(uint64_t seed)
+{
+    uint64_t state = seed;
+    for (uint64_t& s : m_s)
+        s = splitMix64(state);
+}
+
+uint64_t Rng::next()
+{
+    const uint64_t result = rotl(m_s[1] * 5, 7) * 9;
+    const uint64_t t = m_s[1] << 17;
+    m_s[2] ^= m_s[0];
+    m_s[3] ^= m_s[1];
+    m_s[1] ^= m_s[2];
+    m_s[0] ^= m_s[3];
+    m_s[2] ^= t;
+    m_s[3] = rotl(m_s[3], 45);
+    return result;
+}
+
+double Rng::uniform()
+{
+    return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
+
+void applyRepetitionPenalty(std::span<float> logits, float penalty,
+    std::span<const int32_t> promptTokens, std::span<const int32_t> generatedTokens)
+{
+    if (penalty == 1.0f)
+        return;
+    std::vector<int32_t> seen(promptTokens.begin(), promptTokens.end());
+    seen.insert(seen.end(), generatedTokens.begin(), generatedTokens.end());
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (int32_t id : seen) {
+        if (id < 0 || static_cast<size_t>(id) >= logits.size())
+            continue;
+        float& l = logits[static_cast<size_t>(id)];
+        l = l > 0.0f ? l / penalty : l * penalty;
+    }
+}
+
+void applyPresenceFrequencyPenalty(std::span<float> logits, float presence, float frequency,
+    std::span<const int32_t> generatedTokens)
+{
+    if (presence == 0.0f && frequency == 0.0f)
+        return;
+    std::vector<int32_t> ids(generatedTokens.begin(), generatedTokens.end());
+    std::sort(ids.begin(), ids.end());
+    for (size_t i = 0; i < ids.size();) {
+        size_t j = i;
+        while (j < ids.size() && ids[j] == ids[i])
+            ++j;
+        const int32_t id = ids[i];
+        if (id >= 0 && static_cast<size_t>(id) < logits.size())
+            logits[static_cast<size_t>(id)] -= presence + frequency * static_cast<float>(j - i);
+        i = j;
+    }
+}
+
+void applyLogitBias(std::span<float> logits, const std::unordered_map<int32_t, float>& bias)
+{
+    for (const auto& [id, b] : bias)
+        if (id >= 0 && static_cast<size_t>(id) < logits.size())
+            logits[static_cast<size_t>(id)] += b;
+}
+
+std::vector<Candidate> truncatedDistribution(
+    std::span<const float> logits, const SamplingParams& params)
+{
+    std::vector<Candidate> c;
+    for (size_t i = 0; i < logits.size(); ++i) {
+        float l = logits[i];
+        if (std::isnan(l) || l == -std::numeric_limits<float>::infinity())
+            continue;
+        if (l == std::numeric_limits<float>::infinity())
+            l = FLT_MAX;
+        c.push_back({ static_cast<int32_t>(i), l, 0.0f });
+    }
+    if (c.empty())
+        return c;
+    if (greedy(params.temperature)) {
+        const auto best = std::min_element(c.begin(), c.end(), before);
+        return { { best->id, best->logit, 1.0f } };
+    }
+    // Top-k first (a partial selection), then one sort of what is left.
+    if (params.topK > 0 && static_cast<size_t>(params.topK) < c.size()) {
+        std::nth_element(c.begin(), c.begin() + params.topK, c.end(), before);
+        c.resize(static_cast<size_t>(params.topK));
+    }
+    // Top-p needs the candidates in order, and after top-k their order depends on the
+    // library's nth_element: sort then. Otherwise they stay in id order (deterministic too)
+    // with the best one swapped to the front.
+    if (params.topP < 1.0f || params.topK > 0)
+        std::sort(c.begin(), c.end(), before);
+    else
+        std::iter_swap(c.begin(), std::min_element(c.begin(), c.end(), before));
+    const double invT = 1.0 / static_cast<double>(params.temperature);
+    const double top = static_cast<double>(c.front().logit) * invT;
+    std::vector<double> p(c.size());
+    double sum = 0.0;
+    for (size_t i = 0; i < c.size(); ++i) {
+        p[i] = std::exp(static_cast<double>(c[i].logit) * invT - top);
+        sum += p[i];
+    }
+    size_t keep = c.size();
+    if (params.topP < 1.0f) {
+        double cum = 0.0;
+        for (size_t i = 0; i < c.size(); ++i) {
+            cum += p[i] / sum;
+            if (cum >= static_cast<double>(params.topP)) {
+                keep = i + 1;
+                break;
+            }
+        }
+    }
+    c.resize(keep);
+    p.resize(keep);
+    if (params.minP > 0.0f) {
+        // p[0] is the most likely token; survivors keep their relative order.
+        const double threshold = static_cast<double>(params.minP) * p[0];
+        size_t k = 0;
+        for (size_t i = 0; i < keep; ++i) {
+            if (p[i] >= threshold) {
+                c[k] = c[i];
+                p[k++] = p[i];
+            }
+        }
+        keep = k;
+        c.resize(keep);
+    }
+    double kept = 0.0;
+    for (size_t i = 0; i < keep; ++i)
+        kept += p[i];
+    for (size_t i = 0; i < keep; ++i)
+        c[i].p = static_cast<float>(p[i] / kept);
+    return c;
+}
+
+Sampler::Sampler(SamplingParams params)
+    : m_params(std::move(params))
+    , m_rng(m_params.seed)
+{
+}
+
+void Sampler::reset()
+{
+    m_rng = Rng(m_params.seed);
+}
+
+Result<int32_t> Sampler::drawFrom(std::span<const float> logits)
+{
+    std::vector<Candidate> c = truncatedDistribution(logits, m_params);
+    if (c.empty())
+        return makeError("sampler: no token can be sampled (every logit is -inf or NaN)");
+    if (c.size() == 1)
+        return c.front().id;
+    // Cumulative walk in double over the (deterministically ordered) candidates.
+    const double u = m_rng.uniform();
+    double cum = 0.0;
+    for (const Candidate& x : c) {
+        cum += static_cast<double>(x.p);
+        if (u < cum)
+            return x.id;
+    }
+    return c.back().id;
+}
+
+Result<int32_t> Sampler::sample(std::span<const float> logits,
+    std::span<const int32_t> promptTokens, std::span<const int32_t> generatedTokens,
+    GrammarConstraint* constraint)
+{
+    m_work.assign(logits.begin(), logits.end());
+    applyRepetitionPenalty(m_work, m_params.repetitionPenalty, promptTokens, generatedTokens);
+    applyPresenceFrequencyPenalty(
+        m_work, m_params.presencePenalty, m_params.frequencyPenalty, generatedTokens);
+    applyLogitBias(m_work, m_params.logitBias);
+    if (!constraint)
+        return drawFrom(m_work);
+    if (constraint->isFinished())
+        return makeError("sampler: the grammar already ended (EOS was accepted)");
+    Result<int32_t> first = drawFrom(m_work);
+    if (first && *first < constraint->vocabulary().size() && constraint->allows(*first))
+        return first;
+    m_masked = m_work;
+    constraint->applyMask(m_masked);
+    Result<int32_t> second = drawFrom(m_masked);
+    if (!second)
+        return makeError("sampler: the grammar allows no token with a finite logit here");
+    return second;
+}
+
+} // namespace cw::sampling
