@@ -60,6 +60,16 @@ struct PageLine {
     bool removed = false;
 };
 
+// The number a page-number line shows ("- 3 -", "Page 3 of 12", "3"), or -1.
+int pageNumberValue(const QString& line)
+{
+    if (!isPageNumberLine(line))
+        return -1;
+    static const QRegularExpression digits(QStringLiteral("\\d+"));
+    const auto match = digits.match(line);
+    return match.hasMatch() ? match.captured().toInt() : -1;
+}
+
 void markHeadersFooters(const QList<LayoutPage>& pages, std::vector<std::vector<PageLine>>& lines)
 {
     // Lines in the edge zones of each page.
@@ -72,30 +82,82 @@ void markHeadersFooters(const QList<LayoutPage>& pages, std::vector<std::vector<
             && (height <= 0 || box.top() > height * (1.0 - kZoneFraction));
         return top || bottom;
     };
+    QHash<QString, int> pagesWithKeyInZone;
     QHash<QString, int> pagesWithKey;
     for (std::size_t p = 0; p < lines.size(); ++p) {
+        QSet<QString> seenInZone;
         QSet<QString> seen;
         for (std::size_t i = 0; i < lines[p].size(); ++i) {
+            const QString key = repetitionKey(lines[p][i].text);
+            seen.insert(key);
             if (inZone(p, i))
-                seen.insert(repetitionKey(lines[p][i].text));
+                seenInZone.insert(key);
         }
-        for (const QString& key : seen)
+        for (const QString& key : std::as_const(seenInZone))
+            ++pagesWithKeyInZone[key];
+        for (const QString& key : std::as_const(seen))
             ++pagesWithKey[key];
     }
     const int pageCount = int(lines.size());
     const int needed
         = pageCount <= 3 ? std::max(2, pageCount) : std::max(3, (pageCount * 2 + 4) / 5);
+    // Running headers and footers not at the page edges: converters that put several
+    // original pages on one PDF page leave them mid-page. Only long lines repeated on most
+    // pages count, so repeated body lines ("Name:", "(a)") stay.
+    const int neededAnywhere = std::max(3, (pageCount * 3 + 9) / 10);
+    struct Candidate {
+        PageLine* line;
+        int value;
+    };
+    std::vector<Candidate> numbers;
     for (std::size_t p = 0; p < lines.size(); ++p) {
         for (std::size_t i = 0; i < lines[p].size(); ++i) {
-            if (!inZone(p, i))
-                continue;
             PageLine& line = lines[p][i];
             const QString key = repetitionKey(line.text);
-            const bool repeated
-                = key.size() >= 5 && pageCount >= 2 && pagesWithKey.value(key) >= needed;
-            if (repeated || isPageNumberLine(line.text) || isEdgarSourceLine(line.text))
+            const bool zone = inZone(p, i);
+            const bool repeatedAtEdge = zone && key.size() >= 5 && pageCount >= 2
+                && pagesWithKeyInZone.value(key) >= needed;
+            const bool repeatedAnywhere
+                = key.size() >= 30 && pagesWithKey.value(key) >= neededAnywhere;
+            if (repeatedAtEdge || repeatedAnywhere || isEdgarSourceLine(line.text)
+                || (zone && isPageNumberLine(line.text)))
                 line.removed = true;
+            if (!line.removed) {
+                const int value = pageNumberValue(line.text);
+                if (value >= 0)
+                    numbers.push_back({ &line, value });
+            }
         }
+    }
+    // The short lines of a repeated block: repeated themselves and next to a removed line.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (auto& page : lines) {
+            for (std::size_t i = 0; i < page.size(); ++i) {
+                PageLine& line = page[i];
+                if (line.removed)
+                    continue;
+                const QString key = repetitionKey(line.text);
+                const bool neighbour = (i > 0 && page[i - 1].removed)
+                    || (i + 1 < page.size() && page[i + 1].removed);
+                if (neighbour && key.size() >= 5 && pagesWithKey.value(key) >= neededAnywhere)
+                    line.removed = true;
+            }
+        }
+    }
+    // Page numbers mid-page: bare numbers on their own line that count up 1, 1, 2, 2, 3 ...
+    // through the document.
+    std::size_t runStart = 0;
+    for (std::size_t i = 1; i <= numbers.size(); ++i) {
+        const bool continues = i < numbers.size()
+            && (numbers[i].value == numbers[i - 1].value
+                || numbers[i].value == numbers[i - 1].value + 1);
+        if (continues)
+            continue;
+        if (i - runStart >= 3) {
+            for (std::size_t j = runStart; j < i; ++j)
+                numbers[j].line->removed = true;
+        }
+        runStart = i;
     }
 }
 
@@ -129,12 +191,6 @@ bool startsWithMarker(const QString& text)
         "(?:ARTICLE|Article|SECTION|Section|SCHEDULE|Schedule|EXHIBIT|Exhibit|ANNEX|Annex|"
         "APPENDIX|Appendix)\\s+[0-9IVXLCA-Z]+[.:]?(?:\\s|$)|\\x{00A7}|\\x{7B2C})"));
     return marker.match(text).hasMatch();
-}
-
-bool endsWithConjunction(const QString& text)
-{
-    return text.endsWith(QLatin1String(" and")) || text.endsWith(QLatin1String(" or"))
-        || text.endsWith(QLatin1String(" and/or"));
 }
 
 struct ColumnMetrics {
@@ -195,8 +251,7 @@ bool startsParagraph(const PageLine& previous, const PageLine& current, const Co
         return true;
     const double width = m.right - m.left;
     const bool previousShort = width > 0.0 && a.box.right() < m.left + 0.75 * width;
-    if (startsWithMarker(current.text)
-        && (previousShort || endsSentence(previous.text) || endsWithConjunction(previous.text)))
+    if (startsWithMarker(current.text) && (previousShort || endsSentence(previous.text)))
         return true;
     if (previousShort
         && (endsSentence(previous.text) || isAllCaps(previous.text)
@@ -261,14 +316,17 @@ void assembleText(
     text.clear();
     document.lines.clear();
     const PageLine* previous = nullptr;
+    bool removedSincePrevious = false;
     for (std::size_t p = 0; p < lines.size(); ++p) {
         const ColumnMetrics metrics[2] = { measureColumn(lines[p], 0), measureColumn(lines[p], 1) };
         for (const PageLine& line : lines[p]) {
-            if (line.removed)
+            if (line.removed) {
+                removedSincePrevious = true;
                 continue;
+            }
             if (previous) {
-                const bool sameFlow
-                    = previous->page == line.page && previous->line->column == line.line->column;
+                const bool sameFlow = previous->page == line.page
+                    && previous->line->column == line.line->column && !removedSincePrevious;
                 const bool newParagraph = sameFlow
                     ? startsParagraph(*previous, line, metrics[std::min(line.line->column, 1)])
                     : !continuesAcrossBreak(previous->text, line.text);
@@ -291,6 +349,7 @@ void assembleText(
             out.fontSize = line.line->fontSize;
             document.lines.append(out);
             previous = &line;
+            removedSincePrevious = false;
         }
     }
 }
