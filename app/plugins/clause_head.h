@@ -47,7 +47,7 @@ public:
     // The findings; an error only for a broken head (a missing model), never for a
     // contract that has none of its categories. Cancelled runs return "cancelled".
     virtual Result<QList<Finding>> find(const Document& document, const QList<Clause>& clauses,
-                                        const HeadRunContext& context) const = 0;
+        const HeadRunContext& context) const = 0;
 };
 
 // The interface a Qt plugin's root object implements: it makes heads. The plugin's JSON

@@ -1,0 +1,59 @@
+#pragma once
+
+#include "app/heads/text_features.h"
+#include "engine/common/result.h"
+
+#include <QByteArray>
+#include <QList>
+#include <QString>
+#include <cstdint>
+#include <vector>
+
+namespace cw::heads {
+
+// One category's one-vs-rest logistic regression, pruned to its strongest weights, and the
+// thresholds chosen on held-out folds: the contract has the category when its best
+// candidate scores at least `presenceThreshold`; then every candidate scoring at least
+// `spanThreshold` (and the best one) is a finding.
+struct CategoryModel {
+    QString category;
+    float bias = 0.0f;
+    float presenceThreshold = 0.5f;
+    float spanThreshold = 0.5f;
+    std::vector<uint32_t> indices; // sorted
+    std::vector<float> weights;
+};
+
+// The clause classifier's data file ("CWCM" binary, little-endian): a header with the
+// feature version and hash size, then the categories. Scoring uses an inverted index so a
+// candidate costs one pass over its features.
+class ClauseModel {
+public:
+    ClauseModel() = default;
+    ClauseModel(uint32_t hashBits, QList<CategoryModel> categories);
+
+    uint32_t hashBits() const { return m_hashBits; }
+    const QList<CategoryModel>& categories() const { return m_categories; }
+    int categoryIndex(const QString& name) const;
+
+    // Probabilities (0..1), one per category, in categories() order.
+    void score(const FeatureVector& features, std::vector<float>& out) const;
+
+    QByteArray serialize() const;
+    // Checks every count against the bytes left before allocating; errors name `name`.
+    static Result<ClauseModel> deserialize(const QByteArray& bytes, const QString& name);
+    Result<void> save(const QString& path) const;
+    static Result<ClauseModel> load(const QString& path);
+
+private:
+    void buildIndex();
+
+    uint32_t m_hashBits = kDefaultHashBits;
+    QList<CategoryModel> m_categories;
+    // Inverted index: for feature f, entries [m_offsets[f], m_offsets[f+1]).
+    std::vector<uint32_t> m_offsets;
+    std::vector<uint16_t> m_entryCategory;
+    std::vector<float> m_entryWeight;
+};
+
+} // namespace cw::heads

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "app/heads/clause_model.h"
+#include "app/review/review_types.h"
+
+#include <QList>
+#include <functional>
+
+namespace cw::heads {
+
+// The fast clause classifier: scores every candidate of the text for every category of
+// the model and returns the findings (category, candidate span, confidence). Findings of
+// a category come only when the contract's best candidate passes the category's presence
+// threshold. `cancelled` is polled every few hundred candidates.
+QList<Finding> classifyText(const ClauseModel& model, const QString& text,
+    const QList<Clause>& clauses, const std::function<bool()>& cancelled = {});
+
+// The same on candidates whose features are already computed (training, evaluation).
+QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores);
+
+} // namespace cw::heads

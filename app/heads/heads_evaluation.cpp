@@ -1,0 +1,273 @@
+#include "app/heads/heads_evaluation.h"
+
+#include "app/heads/cuad_classifier.h"
+#include "app/heads/document_findings.h"
+#include "app/heads/field_extractors.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QRegularExpression>
+#include <algorithm>
+
+namespace cw::heads {
+
+double CategoryScore::precision() const
+{
+    const int d = truePositives + falsePositives;
+    return d ? double(truePositives) / d : (falseNegatives ? 0.0 : 1.0);
+}
+double CategoryScore::recall() const
+{
+    const int d = truePositives + falseNegatives;
+    return d ? double(truePositives) / d : (falsePositives ? 0.0 : 1.0);
+}
+double CategoryScore::f1() const
+{
+    const double p = precision(), r = recall();
+    return p + r > 0 ? 2 * p * r / (p + r) : 0.0;
+}
+
+QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores)
+{
+    QList<Finding> findings;
+    const QSet<QString>& documentLevel = documentLevelCategories();
+    for (Finding& f : classifyCandidates(model, text, candidates, scores)) {
+        if (!documentLevel.contains(f.category))
+            findings.append(std::move(f));
+    }
+    findings.append(documentLevelFindings(text));
+    addFindingFields(findings);
+    // Governing law named outside the classified sentences ("... shall be construed under
+    // Texas law" in a miscellaneous clause): look for it when the classifier found none.
+    if (governingLawOf(findings).isEmpty()) {
+        static const QRegularExpression cue(
+            QStringLiteral("govern|constru|interpret"), QRegularExpression::CaseInsensitiveOption);
+        for (const ClauseCandidate& c : candidates) {
+            const QString sentence = text.mid(c.start, c.end - c.start);
+            if (!cue.match(sentence).hasMatch())
+                continue;
+            const auto laws = findGoverningLaw(sentence);
+            if (laws.isEmpty())
+                continue;
+            Finding f;
+            f.category = "Governing Law";
+            f.start = c.start;
+            f.end = c.end;
+            f.text = sentence;
+            f.clauseIndex = c.clauseIndex;
+            f.confidence = 0.6;
+            f.source = "fast";
+            f.rationale = "names the law that governs the contract";
+            f.fields["law"] = laws.front().value;
+            findings.append(f);
+            break;
+        }
+    }
+    return findings;
+}
+
+QString governingLawOf(const QList<Finding>& findings)
+{
+    double best = -1.0;
+    QString law;
+    for (const Finding& f : findings) {
+        if (f.category == "Governing Law" && f.fields.contains("law") && f.confidence > best) {
+            best = f.confidence;
+            law = f.fields.value("law").toString();
+        }
+    }
+    return law;
+}
+
+EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int folds,
+    const TrainingOptions& options, const std::function<void(const QString&)>& log)
+{
+    EvaluationResult result;
+    result.contracts = int(contracts.size());
+    result.folds = folds;
+    std::vector<PreparedContract> prepared;
+    prepared.reserve(size_t(contracts.size()));
+    for (const LabelledContract& c : contracts)
+        prepared.push_back(prepareContract(c, options.hashBits));
+    if (log)
+        log(QStringLiteral("prepared %1 contracts").arg(contracts.size()));
+    const QStringList& names = cuadCategories();
+    for (const QString& n : names)
+        result.categories.append(CategoryScore { n });
+    double totalMs = 0.0;
+    for (int fold = 0; fold < folds; ++fold) {
+        std::vector<int> train, test;
+        for (int i = 0; i < int(prepared.size()); ++i)
+            (i % folds == fold ? test : train).push_back(i);
+        const ClauseModel model = trainClauseModel(prepared, train, options, {});
+        for (int i : test) {
+            const PreparedContract& p = prepared[size_t(i)];
+            const QString& text = p.source->text;
+            QElapsedTimer timer;
+            timer.start();
+            // Recompute features as a review would, to time the whole path honestly.
+            std::vector<std::vector<float>> scores(p.features.size());
+            const QList<ClauseCandidate> candidates = buildCandidates(text, {});
+            for (int c = 0; c < candidates.size(); ++c)
+                model.score(
+                    candidateFeatures(text, candidates, c, model.hashBits()), scores[size_t(c)]);
+            const QList<Finding> findings = fastFindings(model, text, candidates, scores);
+            totalMs += double(timer.nsecsElapsed()) / 1e6;
+            for (int k = 0; k < names.size(); ++k) {
+                CategoryScore& s = result.categories[k];
+                QList<const Finding*> mine;
+                for (const Finding& f : findings) {
+                    if (f.category == names[k])
+                        mine.append(&f);
+                }
+                const bool gold = (p.present >> k) & 1u;
+                const bool predicted = !mine.isEmpty();
+                s.truePositives += gold && predicted;
+                s.falsePositives += !gold && predicted;
+                s.falseNegatives += gold && !predicted;
+                const auto spans = p.source->spans.value(names[k]);
+                s.spanGold += spans.size();
+                s.spanPredicted += mine.size();
+                for (const Finding* f : mine) {
+                    bool ok = false;
+                    for (const auto& [gs, ge] : spans)
+                        ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
+                    s.spanCorrect += ok;
+                }
+                for (const auto& [gs, ge] : spans) {
+                    bool ok = false;
+                    for (const Finding* f : mine)
+                        ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
+                    s.spanFound += ok;
+                }
+            }
+            const QString goldLaw = p.source->answers.value("Governing Law").trimmed();
+            const QString law = governingLawOf(findings);
+            if (!goldLaw.isEmpty()) {
+                ++result.lawScored;
+                result.lawCorrect += jurisdictionMatches(goldLaw, law);
+            } else {
+                ++result.lawAbsent;
+                result.lawAbsentCorrect += law.isEmpty();
+            }
+            for (const QString& category :
+                { QStringLiteral("Agreement Date"), QStringLiteral("Effective Date") }) {
+                const auto goldDate = parseShortDate(p.source->answers.value(category));
+                if (!goldDate)
+                    continue;
+                QString got;
+                for (const Finding& f : findings) {
+                    if (f.category == category && f.fields.contains("date")) {
+                        got = f.fields.value("date").toString();
+                        break;
+                    }
+                }
+                const bool ok = got == goldDate->toString(Qt::ISODate);
+                if (category == "Agreement Date") {
+                    ++result.agreementScored;
+                    result.agreementCorrect += ok;
+                } else {
+                    ++result.effectiveScored;
+                    result.effectiveCorrect += ok;
+                }
+            }
+        }
+        if (log)
+            log(QStringLiteral("fold %1/%2 done").arg(fold + 1).arg(folds));
+    }
+    long predicted = 0, correct = 0, gold = 0, found = 0;
+    double sumF1 = 0.0;
+    for (const CategoryScore& s : result.categories) {
+        sumF1 += s.f1();
+        predicted += s.spanPredicted, correct += s.spanCorrect, gold += s.spanGold,
+            found += s.spanFound;
+    }
+    result.macroF1 = sumF1 / double(result.categories.size());
+    result.spanPrecision = predicted ? double(correct) / double(predicted) : 0.0;
+    result.spanRecall = gold ? double(found) / double(gold) : 0.0;
+    result.spanF1 = result.spanPrecision + result.spanRecall > 0
+        ? 2 * result.spanPrecision * result.spanRecall / (result.spanPrecision + result.spanRecall)
+        : 0.0;
+    result.millisecondsPerContract = contracts.isEmpty() ? 0.0 : totalMs / double(contracts.size());
+    return result;
+}
+
+QString EvaluationResult::table() const
+{
+    QString out;
+    out += QStringLiteral("%1  %2 %3 %4  %5 %6 %7  %8 %9 %10\n")
+               .arg("category", -36)
+               .arg("P", 5)
+               .arg("R", 5)
+               .arg("F1", 5)
+               .arg("TP", 4)
+               .arg("FP", 4)
+               .arg("FN", 4)
+               .arg("spP", 5)
+               .arg("spR", 5)
+               .arg("spF1", 5);
+    for (const CategoryScore& s : categories) {
+        const double sp = s.spanPredicted ? double(s.spanCorrect) / double(s.spanPredicted) : 0.0;
+        const double sr = s.spanGold ? double(s.spanFound) / double(s.spanGold) : 0.0;
+        const double sf = sp + sr > 0 ? 2 * sp * sr / (sp + sr) : 0.0;
+        out += QStringLiteral("%1  %2 %3 %4  %5 %6 %7  %8 %9 %10\n")
+                   .arg(s.category, -36)
+                   .arg(s.precision(), 5, 'f', 2)
+                   .arg(s.recall(), 5, 'f', 2)
+                   .arg(s.f1(), 5, 'f', 2)
+                   .arg(s.truePositives, 4)
+                   .arg(s.falsePositives, 4)
+                   .arg(s.falseNegatives, 4)
+                   .arg(sp, 5, 'f', 2)
+                   .arg(sr, 5, 'f', 2)
+                   .arg(sf, 5, 'f', 2);
+    }
+    out += QStringLiteral("\n%1 contracts, %2-fold cross-validation\n").arg(contracts).arg(folds);
+    out += QStringLiteral("contract-level macro-F1 (41 categories): %1\n").arg(macroF1, 0, 'f', 3);
+    out += QStringLiteral("span-level micro P/R/F1: %1 / %2 / %3\n")
+               .arg(spanPrecision, 0, 'f', 3)
+               .arg(spanRecall, 0, 'f', 3)
+               .arg(spanF1, 0, 'f', 3);
+    out += QStringLiteral(
+        "governing law: %1/%2 = %3 of contracts with one; %4/%5 without one named none\n")
+               .arg(lawCorrect)
+               .arg(lawScored)
+               .arg(lawScored ? double(lawCorrect) / lawScored : 0.0, 0, 'f', 3)
+               .arg(lawAbsentCorrect)
+               .arg(lawAbsent);
+    out += QStringLiteral("agreement date: %1/%2 = %3; effective date: %4/%5 = %6\n")
+               .arg(agreementCorrect)
+               .arg(agreementScored)
+               .arg(agreementScored ? double(agreementCorrect) / agreementScored : 0.0, 0, 'f', 3)
+               .arg(effectiveCorrect)
+               .arg(effectiveScored)
+               .arg(effectiveScored ? double(effectiveCorrect) / effectiveScored : 0.0, 0, 'f', 3);
+    out += QStringLiteral("fast heads: %1 ms per contract (features, classifier, extractors)\n")
+               .arg(millisecondsPerContract, 0, 'f', 1);
+    return out;
+}
+
+QJsonObject EvaluationResult::toJson() const
+{
+    QJsonObject perCategory;
+    for (const CategoryScore& s : categories) {
+        perCategory[s.category]
+            = QJsonObject { { "precision", s.precision() }, { "recall", s.recall() },
+                  { "f1", s.f1() }, { "span_predicted", qint64(s.spanPredicted) },
+                  { "span_correct", qint64(s.spanCorrect) }, { "span_gold", qint64(s.spanGold) },
+                  { "span_found", qint64(s.spanFound) } };
+    }
+    return QJsonObject { { "contracts", contracts }, { "folds", folds }, { "macro_f1", macroF1 },
+        { "span_precision", spanPrecision }, { "span_recall", spanRecall }, { "span_f1", spanF1 },
+        { "governing_law_accuracy", lawScored ? double(lawCorrect) / lawScored : 0.0 },
+        { "governing_law_scored", lawScored }, { "governing_law_absent_correct", lawAbsentCorrect },
+        { "governing_law_absent", lawAbsent },
+        { "agreement_date_accuracy",
+            agreementScored ? double(agreementCorrect) / agreementScored : 0.0 },
+        { "effective_date_accuracy",
+            effectiveScored ? double(effectiveCorrect) / effectiveScored : 0.0 },
+        { "ms_per_contract", millisecondsPerContract }, { "categories", perCategory } };
+}
+
+} // namespace cw::heads

@@ -1,0 +1,50 @@
+#pragma once
+
+#include "app/heads/clause_trainer.h"
+
+#include <QJsonObject>
+#include <QString>
+#include <functional>
+
+namespace cw::heads {
+
+struct CategoryScore {
+    QString category;
+    int truePositives = 0, falsePositives = 0, falseNegatives = 0; // contract level
+    long spanPredicted = 0, spanCorrect = 0, spanGold = 0, spanFound = 0;
+    double precision() const;
+    double recall() const;
+    double f1() const;
+};
+
+struct EvaluationResult {
+    int contracts = 0;
+    int folds = 0;
+    QList<CategoryScore> categories;
+    double macroF1 = 0.0;
+    double spanPrecision = 0.0, spanRecall = 0.0, spanF1 = 0.0;
+    int lawScored = 0, lawCorrect = 0; // contracts with a gold governing law
+    int lawAbsent = 0, lawAbsentCorrect = 0; // contracts without one: we named none
+    int agreementScored = 0, agreementCorrect = 0;
+    int effectiveScored = 0, effectiveCorrect = 0;
+    double millisecondsPerContract = 0.0; // classify + extract, features included
+
+    QString table() const;
+    QJsonObject toJson() const;
+};
+
+// k-fold cross-validation of the fast heads: for each fold, train on the other folds
+// (thresholds from inner folds of those only), then run the heads on the held-out
+// contracts exactly as a review does and score them against the lawyers' labels.
+EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int folds,
+    const TrainingOptions& options, const std::function<void(const QString&)>& log = {});
+
+// The findings the fast heads report for one contract (classifier + document-level rules +
+// fields). Shared by the plugin head and the evaluation so both measure the same thing.
+QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores);
+
+// The governing law the findings name: the best-scored Governing Law finding with a law.
+QString governingLawOf(const QList<Finding>& findings);
+
+} // namespace cw::heads
