@@ -1,0 +1,256 @@
+#include "engine/models/layers.h"
+
+#include "kernels/cpu/ops/ops.h"
+#include "kernels/cpu/quant/dot.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace cw::engine {
+
+namespace ops = kernels::ops;
+namespace quant = kernels::quant;
+
+void linear(
+    const WeightMatrix& w, const float* x, std::int64_t rows, float* y, kernels::ThreadPool* pool)
+{
+    if (rows == 1)
+        quant::matVec(w.type, w.data, w.rowStride, w.rows, w.cols, x, y, pool);
+    else
+        quant::matMul(w.type, w.data, w.rowStride, w.rows, w.cols, x, rows, y, pool);
+}
+
+namespace {
+
+// Pointers to the keys and values of one KV head for positions [0, count) of a sequence.
+void gatherKv(KvCachePool& kv, const std::vector<int>& blocks, int layer, std::int64_t headOffset,
+    std::int64_t count, std::vector<const float*>& keys, std::vector<const float*>& values)
+{
+    keys.resize(std::size_t(count));
+    values.resize(std::size_t(count));
+    const int bt = kv.blockTokens();
+    for (std::int64_t p = 0; p < count; ++p) {
+        const int block = blocks[std::size_t(p / bt)];
+        const int slot = int(p % bt);
+        keys[std::size_t(p)] = kv.key(block, layer, slot) + headOffset;
+        values[std::size_t(p)] = kv.value(block, layer, slot) + headOffset;
+    }
+}
+
+} // namespace
+
+void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out)
+{
+    const auto& hp = *ctx.hp;
+    const auto& a = layer.attention;
+    const std::int64_t T = ctx.rows, hd = hp.headDim, nH = hp.numHeads, nKv = hp.numKvHeads;
+    const bool gated = hp.attentionOutputGate;
+    const std::int64_t qRow = gated ? 2 * nH * hd : nH * hd;
+    const std::int64_t kvDim = nKv * hd;
+    const float eps = float(hp.rmsNormEps);
+    std::vector<float> qAll(static_cast<std::size_t>(T * qRow)),
+        k(static_cast<std::size_t>(T * kvDim)), v(static_cast<std::size_t>(T * kvDim));
+    linear(a.q, x, T, qAll.data(), ctx.pool);
+    linear(a.k, x, T, k.data(), ctx.pool);
+    linear(a.v, x, T, v.data(), ctx.pool);
+    std::vector<float> q(static_cast<std::size_t>(T * nH * hd));
+    const float* invFreq = ctx.weights->ropeInvFreq.data();
+    for (const auto& s : ctx.sequences) {
+        for (std::int64_t i = 0; i < s.n; ++i) {
+            const std::int64_t t = s.row0 + i, pos = s.pos0 + i;
+            for (std::int64_t h = 0; h < nH; ++h) {
+                const float* src = qAll.data() + t * qRow + h * (gated ? 2 * hd : hd);
+                float* dst = q.data() + (t * nH + h) * hd;
+                ops::rmsNorm(src, a.qNorm.data(), hd, eps, dst);
+                ops::ropeNeox(dst, hp.ropeDim, invFreq, pos);
+            }
+            for (std::int64_t h = 0; h < nKv; ++h) {
+                float* kh = k.data() + t * kvDim + h * hd;
+                ops::rmsNorm(kh, a.kNorm.data(), hd, eps, kh);
+                ops::ropeNeox(kh, hp.ropeDim, invFreq, pos);
+            }
+            const int bt = ctx.kv->blockTokens();
+            const int block = (*s.kvBlocks)[std::size_t(pos / bt)];
+            std::memcpy(ctx.kv->key(block, layer.cacheIndex, int(pos % bt)), k.data() + t * kvDim,
+                std::size_t(kvDim) * sizeof(float));
+            std::memcpy(ctx.kv->value(block, layer.cacheIndex, int(pos % bt)), v.data() + t * kvDim,
+                std::size_t(kvDim) * sizeof(float));
+        }
+    }
+    std::vector<float> attn(static_cast<std::size_t>(T * nH * hd));
+    const std::int64_t groups = nH / nKv;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nH;
+    ctx.pool->parallelFor(jobs, [&](std::int64_t begin, std::int64_t end) {
+        std::vector<const float*> keys, values;
+        std::vector<float> scratch;
+        for (std::int64_t job = begin; job < end; ++job) {
+            const auto& s = ctx.sequences[std::size_t(job / nH)];
+            const std::int64_t h = job % nH;
+            const std::int64_t count = s.pos0 + s.n;
+            gatherKv(
+                *ctx.kv, *s.kvBlocks, layer.cacheIndex, (h / groups) * hd, count, keys, values);
+            scratch.resize(std::size_t(count));
+            ops::attentionHead(q.data() + (s.row0 * nH + h) * hd, nH * hd, s.n, s.pos0, keys.data(),
+                values.data(), count, hd, scale, attn.data() + (s.row0 * nH + h) * hd, nH * hd,
+                scratch.data());
+        }
+    });
+    if (gated) {
+        for (std::int64_t t = 0; t < T; ++t)
+            for (std::int64_t h = 0; h < nH; ++h) {
+                float* o = attn.data() + (t * nH + h) * hd;
+                const float* g = qAll.data() + t * qRow + h * 2 * hd + hd;
+                for (std::int64_t d = 0; d < hd; ++d)
+                    o[d] *= ops::sigmoid(g[d]);
+            }
+    }
+    linear(a.o, attn.data(), T, out, ctx.pool);
+}
+
+void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out)
+{
+    const auto& hp = *ctx.hp;
+    const auto& d = layer.deltaNet;
+    const std::int64_t T = ctx.rows;
+    const std::int64_t nK = hp.linearNumKeyHeads, nV = hp.linearNumValueHeads;
+    const std::int64_t dk = hp.linearKeyHeadDim, dv = hp.linearValueHeadDim;
+    const std::int64_t convDim = 2 * nK * dk + nV * dv, valueDim = nV * dv;
+    const int kernel = int(hp.linearConvKernel);
+    const bool tiled = ctx.conventions->deltaNetValueHeadsTiled;
+    const float eps = float(hp.rmsNormEps);
+
+    std::vector<float> qkv(static_cast<std::size_t>(T * convDim)),
+        z(static_cast<std::size_t>(T * valueDim));
+    std::vector<float> b(static_cast<std::size_t>(T * nV)), a(static_cast<std::size_t>(T * nV));
+    linear(d.qkv, x, T, qkv.data(), ctx.pool);
+    linear(d.z, x, T, z.data(), ctx.pool);
+    linear(d.beta, x, T, b.data(), ctx.pool);
+    linear(d.alpha, x, T, a.data(), ctx.pool);
+
+    std::vector<float> conv(static_cast<std::size_t>(T * convDim));
+    for (const auto& s : ctx.sequences)
+        ops::causalConv1dSilu(qkv.data() + s.row0 * convDim, convDim, s.n, convDim, d.conv.data(),
+            kernel, s.convState->data(), conv.data() + s.row0 * convDim, convDim);
+    for (std::int64_t t = 0; t < T; ++t) {
+        float* row = conv.data() + t * convDim;
+        for (std::int64_t h = 0; h < 2 * nK; ++h)
+            ops::l2Normalize(row + h * dk, dk, 1e-6f);
+        for (std::int64_t j = 0; j < nV; ++j) {
+            const std::size_t i = std::size_t(t * nV + j);
+            a[i] = d.negA[std::size_t(j)] * ops::softplus(a[i] + d.dtBias[std::size_t(j)]); // g
+            b[i] = ops::sigmoid(b[i]); // beta
+        }
+    }
+
+    std::vector<float> core(static_cast<std::size_t>(T * valueDim));
+    const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nV;
+    ctx.pool->parallelFor(jobs, [&](std::int64_t begin, std::int64_t end) {
+        std::vector<float> g, beta;
+        for (std::int64_t job = begin; job < end; ++job) {
+            const auto& s = ctx.sequences[std::size_t(job / nV)];
+            const std::int64_t j = job % nV;
+            const std::int64_t kh = tiled ? j % nK : j / (nV / nK);
+            g.resize(std::size_t(s.n));
+            beta.resize(std::size_t(s.n));
+            for (std::int64_t i = 0; i < s.n; ++i) {
+                g[std::size_t(i)] = a[std::size_t((s.row0 + i) * nV + j)];
+                beta[std::size_t(i)] = b[std::size_t((s.row0 + i) * nV + j)];
+            }
+            const float* base = conv.data() + s.row0 * convDim;
+            const float* qh = base + kh * dk;
+            const float* kk = base + nK * dk + kh * dk;
+            const float* vv = base + 2 * nK * dk + j * dv;
+            float* state = s.recurrentState->data() + j * dk * dv;
+            float* o = core.data() + s.row0 * valueDim + j * dv;
+            if (s.n == 1)
+                ops::gatedDeltaRuleRecurrent(qh, kk, convDim, vv, convDim, g.data(), beta.data(),
+                    s.n, dk, dv, state, o, valueDim);
+            else
+                ops::gatedDeltaRuleChunked(qh, kk, convDim, vv, convDim, g.data(), beta.data(), s.n,
+                    dk, dv, state, o, valueDim);
+        }
+    });
+    for (std::int64_t t = 0; t < T; ++t)
+        for (std::int64_t j = 0; j < nV; ++j) {
+            float* o = core.data() + t * valueDim + j * dv;
+            ops::rmsNorm(o, d.norm.data(), dv, eps, o);
+            ops::siluMul(o, z.data() + t * valueDim + j * dv, dv);
+        }
+    linear(d.out, core.data(), T, out, ctx.pool);
+}
+
+void moeLayer(
+    const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x, float* out)
+{
+    const auto& hp = *ctx.hp;
+    const auto& m = layer.moe;
+    const std::int64_t T = ctx.rows, H = hp.hiddenSize, E = hp.numExperts, ffn = hp.expertFfnSize;
+    const int K = int(hp.numExpertsPerToken);
+    std::vector<float> logits(static_cast<std::size_t>(T * E));
+    linear(m.router, x, T, logits.data(), ctx.pool);
+    std::vector<std::vector<std::pair<std::int64_t, float>>> perExpert(static_cast<std::size_t>(E));
+    std::vector<int> idx(static_cast<std::size_t>(K));
+    std::vector<float> val(static_cast<std::size_t>(K));
+    for (std::int64_t t = 0; t < T; ++t) {
+        float* p = logits.data() + t * E;
+        ops::softmax(p, E);
+        ops::topK(p, E, K, idx.data(), val.data());
+        float sum = 0.0f;
+        for (int i = 0; i < K; ++i)
+            sum += val[std::size_t(i)];
+        for (int i = 0; i < K; ++i)
+            perExpert[std::size_t(idx[std::size_t(i)])].push_back(
+                { t, renormalise ? val[std::size_t(i)] / sum : val[std::size_t(i)] });
+    }
+    std::fill(out, out + T * H, 0.0f);
+    std::vector<float> xe, gate, up, down;
+    for (std::int64_t e = 0; e < E; ++e) {
+        const auto& list = perExpert[std::size_t(e)];
+        if (list.empty())
+            continue;
+        const std::int64_t n = std::int64_t(list.size());
+        xe.resize(std::size_t(n * H));
+        for (std::int64_t i = 0; i < n; ++i)
+            std::memcpy(xe.data() + i * H, x + list[std::size_t(i)].first * H,
+                std::size_t(H) * sizeof(float));
+        gate.resize(std::size_t(n * ffn));
+        up.resize(std::size_t(n * ffn));
+        down.resize(std::size_t(n * H));
+        linear(m.gate.expert(e), xe.data(), n, gate.data(), ctx.pool);
+        linear(m.up.expert(e), xe.data(), n, up.data(), ctx.pool);
+        ops::siluMul(up.data(), gate.data(), n * ffn);
+        linear(m.down.expert(e), up.data(), n, down.data(), ctx.pool);
+        for (std::int64_t i = 0; i < n; ++i) {
+            float* o = out + list[std::size_t(i)].first * H;
+            const float w = list[std::size_t(i)].second;
+            const float* dn = down.data() + i * H;
+            for (std::int64_t c = 0; c < H; ++c)
+                o[c] += w * dn[c];
+        }
+    }
+    if (!m.hasShared())
+        return;
+    const std::int64_t sh = m.sharedUp.rows;
+    gate.resize(std::size_t(T * sh));
+    up.resize(std::size_t(T * sh));
+    down.resize(std::size_t(T * H));
+    linear(m.sharedGateProj, x, T, gate.data(), ctx.pool);
+    linear(m.sharedUp, x, T, up.data(), ctx.pool);
+    ops::siluMul(up.data(), gate.data(), T * sh);
+    linear(m.sharedDown, up.data(), T, down.data(), ctx.pool);
+    for (std::int64_t t = 0; t < T; ++t) {
+        const float* xt = x + t * H;
+        float dot = 0.0f;
+        for (std::int64_t c = 0; c < H; ++c)
+            dot += m.sharedGate[std::size_t(c)] * xt[c];
+        const float w = ops::sigmoid(dot);
+        float* o = out + t * H;
+        const float* dn = down.data() + t * H;
+        for (std::int64_t c = 0; c < H; ++c)
+            o[c] += w * dn[c];
+    }
+}
+
+} // namespace cw::engine

@@ -1,0 +1,51 @@
+#pragma once
+
+// The layer pieces both graphs share, over a batch of T token rows that belong to several
+// sequences: attention over the paged KV cache, the Gated DeltaNet, the MoE block.
+
+#include "engine/model/model_description.h"
+#include "engine/models/model_weights.h"
+#include "engine/runtime/kv_cache.h"
+#include "kernels/cpu/thread_pool.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace cw::engine {
+
+// The rows of one sequence in a step: token rows [row0, row0+n) at positions [pos0, pos0+n).
+struct StepSequence {
+    std::int64_t row0 = 0;
+    std::int64_t n = 0;
+    std::int64_t pos0 = 0;
+    const std::vector<int>* kvBlocks = nullptr;
+    std::vector<float>* convState = nullptr; // set per DeltaNet layer by the caller
+    std::vector<float>* recurrentState = nullptr;
+};
+
+struct StepContext {
+    const HyperParameters* hp = nullptr;
+    const WeightConventions* conventions = nullptr;
+    const ModelWeights* weights = nullptr;
+    kernels::ThreadPool* pool = nullptr;
+    KvCachePool* kv = nullptr;
+    std::int64_t rows = 0; // T
+    std::vector<StepSequence> sequences;
+};
+
+// y[T][W.rows] = x[T][W.cols] * W^T
+void linear(
+    const WeightMatrix& w, const float* x, std::int64_t rows, float* y, kernels::ThreadPool* pool);
+
+// Attention (Qwen3: plain; Qwen3.5: gated output) for the normalised input x; writes
+// out[T][hidden].
+void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out);
+
+// Gated DeltaNet for x; uses ctx.sequences[i].convState/recurrentState; writes out[T][hidden].
+void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out);
+
+// MoE block (routed experts, tokens grouped per expert, plus the shared expert if any).
+void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x,
+    float* out);
+
+} // namespace cw::engine

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace cw::engine {
+
+class Model;
+
+// The state of one token stream on a Model: its tokens, the KV blocks of its attention
+// layers (in the model's shared pool) and the fixed-size conv and recurrent states of its
+// DeltaNet layers. Created by Model::newSequence or Model::fork; it must not outlive the
+// model. After a failed Model::step the sequences of that step are in an undefined state
+// and should be dropped.
+class Sequence {
+public:
+    ~Sequence();
+    Sequence(const Sequence&) = delete;
+    Sequence& operator=(const Sequence&) = delete;
+
+    std::int64_t length() const { return std::int64_t(m_tokens.size()); }
+    const std::vector<std::int32_t>& tokens() const { return m_tokens; }
+    const std::vector<int>& kvBlocks() const { return m_blocks; }
+
+private:
+    friend class Model;
+    explicit Sequence(Model& model);
+
+    Model* m_model;
+    std::vector<std::int32_t> m_tokens;
+    std::vector<int> m_blocks; // block i holds positions [i*blockTokens, (i+1)*blockTokens)
+    std::vector<std::vector<float>> m_convState; // per DeltaNet layer: [convDim][kernel-1]
+    std::vector<std::vector<float>> m_recurrentState; // per DeltaNet layer: [nV][dk][dv]
+};
+
+} // namespace cw::engine
