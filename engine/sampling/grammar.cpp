@@ -8,7 +8,7 @@ namespace cw::sampling {
 
 namespace {
 
-constexpr size_t kMaxElements = size_t { 1 } << 22; // all rules together
+constexpr size_t kMaxElements = size_t { 1 } << 20; // all rules together
 constexpr uint32_t kMaxRepetition = 100000;
 constexpr int kMaxNesting = 200;
 
@@ -305,7 +305,7 @@ private:
                 digits = 8;
                 break;
             default:
-                --m_pos;
+                m_pos -= 2;
                 fail(std::string("unknown escape '\\") + e + "'");
                 return false;
             }
@@ -396,8 +396,10 @@ private:
             hi = lo;
             if (peek() == '-' && m_pos + 1 < m_text.size() && m_text[m_pos + 1] != ']') {
                 ++m_pos;
-                if (!parseChar(hi))
+                if (atEnd() || peek() == '\n')
                     return fail("unterminated character class");
+                if (!parseChar(hi))
+                    return;
                 if (hi < lo)
                     return fail("character range is reversed");
             }
