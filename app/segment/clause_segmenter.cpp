@@ -128,8 +128,8 @@ QString headingAfterMarker(QStringView rest)
     if (segment::looksLikeHeading(rest))
         return cleanHeading(rest);
     static const QRegularExpression titled(
-        QStringLiteral("^((?:[^.:;\\x{3002}]|\\.(?=\\S)){2,80}?)(?:[.:]\\s|\\x{3011}|\\s[-\\x{2013}"
-                       "\\x{2014}]\\s)"));
+        QStringLiteral("^((?:[^.:;\\x{3002}]|\\.(?=\\S)){2,80}?)(?:[.:]\\s|\\s{3,}|\\x{3011}|"
+                       "\\s[-\\x{2013}\\x{2014}]\\s)"));
     const QRegularExpressionMatch match = titled.match(rest.left(120));
     if (match.hasMatch() && segment::looksLikeHeading(match.capturedView(1))
         && match.capturedView(1).size() >= 3)
@@ -151,7 +151,7 @@ QList<qsizetype> inlineStarts(QStringView text)
     static const QRegularExpression candidate(
         QStringLiteral("(?:[.:;!?\"\\x{201D})\\]]\\s+|\\s{2,})(?=\\d|ARTICLE|Article|SECTION|"
                        "Section|\\x{00A7}|\\x{7B2C}|"
-                       "SCHEDULE|EXHIBIT|ANNEX|APPENDIX)"));
+                       "SCHEDULE|EXHIBIT|ANNEX|APPENDIX|\\(|[a-zA-Z]{1,4}[.)]\\s)"));
     QList<qsizetype> starts;
     auto it = candidate.globalMatch(text);
     while (it.hasNext()) {
@@ -179,6 +179,10 @@ QList<qsizetype> inlineStarts(QStringView text)
             strong = !headingAfterMarker(after).isEmpty();
             break;
         default:
+            // "(a)", "b.", "2)" items set apart by a wide gap, as text converted from
+            // HTML lays out lists.
+            strong = match.captured(0).endsWith(QLatin1String("   ")) && !after.isEmpty()
+                && (after.front().isUpper() || !headingAfterMarker(after).isEmpty());
             break;
         }
         if (strong)
@@ -444,6 +448,15 @@ private:
     void finish()
     {
         const QString& text = m_document.text;
+        if (m_clauses.isEmpty() && !text.trimmed().isEmpty()) {
+            // No numbering at all: the whole text is one preamble-like clause.
+            Clause whole;
+            whole.kind = ClauseKind::Preamble;
+            while (whole.start < text.size() && text.at(whole.start).isSpace())
+                ++whole.start;
+            whole.page = m_document.pageAt(whole.start);
+            m_clauses.append(whole);
+        }
         auto trimmedEnd = [&](qsizetype end, qsizetype start) {
             while (end > start && text.at(end - 1).isSpace())
                 --end;
