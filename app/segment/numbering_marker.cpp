@@ -223,7 +223,7 @@ bool parseLetters(QStringView line, Marker& marker)
     } else {
         const int roman = romanValue(token);
         const int letter = letterValue(token);
-        if (roman > 0 && (letter < 0 || token.size() == 1)) {
+        if (roman > 0) { // "ii", "iv" are numerals; "i", "v", "x" may be letters
             const MarkerStyle romanStyle = parenthesised
                 ? (upper ? MarkerStyle::ParenUpperRoman : MarkerStyle::ParenRoman)
                 : (upper ? MarkerStyle::RomanUpperDot : MarkerStyle::RomanLowerDot);
