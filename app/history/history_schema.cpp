@@ -1,0 +1,157 @@
+#include "app/history/history_schema.h"
+
+#include "app/history/history_database.h"
+
+namespace cw::history {
+namespace {
+
+// Version 1: documents, reviews, clauses, findings.
+constexpr const char* kVersion1 = R"sql(
+PRAGMA application_id = 1129793619;
+CREATE TABLE documents (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    pages INTEGER NOT NULL DEFAULT 0,
+    format TEXT NOT NULL DEFAULT 'txt',
+    text TEXT NOT NULL DEFAULT '',
+    layout BLOB
+);
+CREATE INDEX documents_sha256 ON documents(sha256);
+CREATE TABLE reviews (
+    id INTEGER PRIMARY KEY,
+    document_id INTEGER NOT NULL REFERENCES documents(id),
+    model TEXT NOT NULL DEFAULT '',
+    playbook TEXT NOT NULL DEFAULT '',
+    settings TEXT NOT NULL DEFAULT '{}',
+    timings TEXT NOT NULL DEFAULT '{}',
+    summary TEXT NOT NULL DEFAULT '',
+    missing TEXT NOT NULL DEFAULT '[]',
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX reviews_document ON reviews(document_id);
+CREATE TABLE clauses (
+    review_id INTEGER NOT NULL REFERENCES reviews(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    parent INTEGER NOT NULL,
+    level INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    number TEXT NOT NULL,
+    heading TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    own_end INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    PRIMARY KEY (review_id, idx)
+) WITHOUT ROWID;
+CREATE TABLE findings (
+    id INTEGER PRIMARY KEY,
+    review_id INTEGER NOT NULL REFERENCES reviews(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    clause_index INTEGER NOT NULL,
+    category TEXT NOT NULL,
+    start INTEGER NOT NULL,
+    end INTEGER NOT NULL,
+    page INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    fields TEXT NOT NULL DEFAULT '{}',
+    confidence REAL NOT NULL,
+    risk TEXT NOT NULL,
+    rule TEXT NOT NULL DEFAULT '',
+    rationale TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',
+    needs_human_review INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (review_id, idx)
+);
+)sql";
+
+// Version 2: user edits (the head's values kept, every edit logged) and per-review counts
+// so the history list needs no aggregate over findings.
+constexpr const char* kVersion2 = R"sql(
+ALTER TABLE findings ADD COLUMN original_category TEXT;
+ALTER TABLE findings ADD COLUMN original_risk TEXT;
+ALTER TABLE findings ADD COLUMN user_comment TEXT NOT NULL DEFAULT '';
+CREATE TABLE user_edits (
+    id INTEGER PRIMARY KEY,
+    finding_id INTEGER NOT NULL REFERENCES findings(id) ON DELETE CASCADE,
+    edited_at INTEGER NOT NULL,
+    old_category TEXT NOT NULL,
+    new_category TEXT NOT NULL,
+    old_risk TEXT NOT NULL,
+    new_risk TEXT NOT NULL,
+    comment TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX user_edits_finding ON user_edits(finding_id);
+ALTER TABLE reviews ADD COLUMN clause_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reviews ADD COLUMN finding_count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reviews ADD COLUMN high INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reviews ADD COLUMN medium INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE reviews ADD COLUMN low INTEGER NOT NULL DEFAULT 0;
+UPDATE reviews SET
+    clause_count = (SELECT count(*) FROM clauses c WHERE c.review_id = reviews.id),
+    finding_count = (SELECT count(*) FROM findings f WHERE f.review_id = reviews.id),
+    high = (SELECT count(*) FROM findings f WHERE f.review_id = reviews.id AND f.risk = 'high'),
+    medium = (SELECT count(*) FROM findings f WHERE f.review_id = reviews.id AND f.risk = 'medium'),
+    low = (SELECT count(*) FROM findings f WHERE f.review_id = reviews.id AND f.risk = 'low');
+CREATE INDEX reviews_created ON reviews(created_at DESC, id DESC);
+)sql";
+
+// Version 3: FTS5 indexes over contract text and findings, kept in step by triggers.
+constexpr const char* kVersion3 = R"sql(
+CREATE VIRTUAL TABLE documents_fts USING fts5(
+    title, text, content='documents', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER documents_fts_insert AFTER INSERT ON documents BEGIN
+    INSERT INTO documents_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE TRIGGER documents_fts_delete AFTER DELETE ON documents BEGIN
+    INSERT INTO documents_fts(documents_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+END;
+CREATE TRIGGER documents_fts_update AFTER UPDATE OF title, text ON documents BEGIN
+    INSERT INTO documents_fts(documents_fts, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+    INSERT INTO documents_fts(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE VIRTUAL TABLE findings_fts USING fts5(
+    category, text, rationale, user_comment, content='findings', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER findings_fts_insert AFTER INSERT ON findings BEGIN
+    INSERT INTO findings_fts(rowid, category, text, rationale, user_comment)
+        VALUES (new.id, new.category, new.text, new.rationale, new.user_comment);
+END;
+CREATE TRIGGER findings_fts_delete AFTER DELETE ON findings BEGIN
+    INSERT INTO findings_fts(findings_fts, rowid, category, text, rationale, user_comment)
+        VALUES ('delete', old.id, old.category, old.text, old.rationale, old.user_comment);
+END;
+CREATE TRIGGER findings_fts_update AFTER UPDATE OF category, text, rationale, user_comment
+    ON findings BEGIN
+    INSERT INTO findings_fts(findings_fts, rowid, category, text, rationale, user_comment)
+        VALUES ('delete', old.id, old.category, old.text, old.rationale, old.user_comment);
+    INSERT INTO findings_fts(rowid, category, text, rationale, user_comment)
+        VALUES (new.id, new.category, new.text, new.rationale, new.user_comment);
+END;
+INSERT INTO documents_fts(documents_fts) VALUES ('rebuild');
+INSERT INTO findings_fts(findings_fts) VALUES ('rebuild');
+)sql";
+
+static_assert(HistoryDatabase::kSchemaVersion == 3, "add the new version's script here");
+
+} // namespace
+
+const char* migrationScript(int version)
+{
+    switch (version) {
+    case 1:
+        return kVersion1;
+    case 2:
+        return kVersion2;
+    case 3:
+        return kVersion3;
+    default:
+        return nullptr;
+    }
+}
+
+} // namespace cw::history

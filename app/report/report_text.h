@@ -1,0 +1,32 @@
+#pragma once
+
+// Helpers the report formats share: names, colours and orderings. Internal to app/report.
+#include "app/review/review_types.h"
+
+#include <QColor>
+#include <QList>
+#include <QString>
+
+namespace cw::report {
+
+QString documentFormatName(DocumentFormat format); // "pdf", "docx", "txt"
+QString clauseKindName(ClauseKind kind); // "preamble", "numbered", ...
+// Background colour of a risk badge: red, amber, green, grey.
+QColor riskColour(Risk risk);
+// "High", "Medium", "Low", "None".
+QString riskLabel(Risk risk);
+// "5.2 Governing Law", "Preamble", "Clause 3" when it has neither number nor heading.
+QString clauseTitle(const Clause& clause);
+// Indices into review.findings of the findings of clause `clauseIndex` (-1: those that
+// belong to no clause), in text order.
+QList<int> findingsOfClause(const Review& review, int clauseIndex);
+// Clause indices that have at least one finding, in order.
+QList<int> clausesWithFindings(const Review& review);
+// "none" when empty: the model line of a report.
+QString modelLine(const Review& review);
+// The review's summary counts, computed from the findings when the summary is all zero.
+ReviewSummary effectiveSummary(const Review& review);
+// A compact one-line "key: value; key: value" rendering of a finding's fields.
+QString fieldsLine(const Finding& finding);
+
+} // namespace cw::report
