@@ -138,6 +138,14 @@ private:
             return truncated(what, sizeof(T));
         return value;
     }
+    // The same, with the label "<prefix><what>" built only when the read fails (hot path).
+    template <typename T> Result<T> read(std::string_view prefix, const std::string& what)
+    {
+        T value {};
+        if (!take(&value, sizeof(T)))
+            return truncated(std::string(prefix) + what, sizeof(T));
+        return value;
+    }
     Error truncated(const std::string& what, std::uint64_t needed) const
     {
         return fail("truncated file: " + what + " needs " + std::to_string(needed)
@@ -182,7 +190,7 @@ std::uint64_t GgufParser::minimumBytes(GgufType type)
 
 Result<std::string> GgufParser::readString(const std::string& what)
 {
-    auto length = read<std::uint64_t>("the length of " + what);
+    auto length = read<std::uint64_t>("the length of ", what);
     if (!length)
         return length.error();
     if (*length > remaining() || *length > kMaxStringBytes) {
@@ -199,12 +207,12 @@ Result<GgufArray> GgufParser::readArray(const std::string& what, int depth)
 {
     if (depth >= kMaxArrayDepth)
         return fail(what + ": arrays nested deeper than " + std::to_string(kMaxArrayDepth));
-    auto elementType = read<std::uint32_t>("the element type of " + what);
+    auto elementType = read<std::uint32_t>("the element type of ", what);
     if (!elementType)
         return elementType.error();
     if (*elementType > std::uint32_t(GgufType::Float64))
         return fail(what + ": unknown array element type " + std::to_string(*elementType));
-    auto count = read<std::uint64_t>("the length of " + what);
+    auto count = read<std::uint64_t>("the length of ", what);
     if (!count)
         return count.error();
     const auto type = GgufType(*elementType);
@@ -217,9 +225,9 @@ Result<GgufArray> GgufParser::readArray(const std::string& what, int depth)
     array.elementType = type;
     array.values.reserve(std::size_t(*count));
     for (std::uint64_t i = 0; i < *count; ++i) {
-        auto v = readValue(type, what + "[" + std::to_string(i) + "]", depth + 1);
+        auto v = readValue(type, what, depth + 1);
         if (!v)
-            return v.error();
+            return makeError(v.error().message + " (array element " + std::to_string(i) + ")");
         array.values.push_back(std::move(*v));
     }
     return array;
@@ -230,7 +238,7 @@ Result<GgufValue> GgufParser::readValue(GgufType type, const std::string& what, 
     GgufValue v;
     auto scalar = [&](auto tag) -> Result<GgufValue> {
         using T = decltype(tag);
-        auto r = read<T>(what);
+        auto r = read<T>("", what);
         if (!r)
             return r.error();
         v.value = *r;
@@ -258,7 +266,7 @@ Result<GgufValue> GgufParser::readValue(GgufType type, const std::string& what, 
     case GgufType::Float64:
         return scalar(double {});
     case GgufType::Bool: {
-        auto r = read<std::uint8_t>(what);
+        auto r = read<std::uint8_t>("", what);
         if (!r)
             return r.error();
         if (*r > 1)
