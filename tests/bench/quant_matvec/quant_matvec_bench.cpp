@@ -1,0 +1,142 @@
+// matVec throughput per tensor type: a weight matrix of about 128 MB (4096 columns) is
+// multiplied by one vector, best of several runs; GB/s counts weight bytes read. For
+// comparison, a stream-like loop reads a 512 MB buffer. Usage: quant_matvec_bench [MB] [threads]
+#include "kernels/cpu/quant/dot.h"
+#include "kernels/cpu/quant/quant_blocks.h"
+#include "kernels/cpu/quant/quantize.h"
+#include "kernels/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+using namespace cw::kernels;
+using namespace cw::kernels::quant;
+
+namespace {
+
+double seconds(std::chrono::steady_clock::time_point since)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// Best-of-5 read bandwidth of a plain summing loop over `bytes`, split over the pool.
+double readBandwidth(std::size_t bytes, ThreadPool& pool)
+{
+    std::vector<std::uint64_t> buffer(bytes / 8);
+    for (std::size_t i = 0; i < buffer.size(); ++i)
+        buffer[i] = i;
+    double best = 1e30;
+    std::vector<std::uint64_t> sums(std::size_t(pool.size()) * 8, 0);
+    for (int run = 0; run < 5; ++run) {
+        const auto start = std::chrono::steady_clock::now();
+        const std::int64_t chunks = pool.size();
+        pool.parallelFor(chunks, [&](std::int64_t b, std::int64_t e) {
+            for (std::int64_t c = b; c < e; ++c) {
+                const std::size_t lo = buffer.size() * std::size_t(c) / std::size_t(chunks);
+                const std::size_t hi = buffer.size() * std::size_t(c + 1) / std::size_t(chunks);
+                std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                for (std::size_t i = lo; i + 4 <= hi; i += 4) {
+                    s0 += buffer[i];
+                    s1 += buffer[i + 1];
+                    s2 += buffer[i + 2];
+                    s3 += buffer[i + 3];
+                }
+                sums[std::size_t(c) * 8] = s0 + s1 + s2 + s3;
+            }
+        });
+        best = std::min(best, seconds(start));
+    }
+    std::uint64_t total = 0;
+    for (auto s : sums)
+        total += s;
+    if (total == 42)
+        std::printf(" ");
+    return double(bytes) / best / 1e9;
+}
+
+// One quantized row of `cols` values, replicated to fill `rows` rows.
+std::vector<std::uint8_t> makeMatrix(
+    TensorType type, std::int64_t rows, std::int64_t cols, std::size_t rowBytes)
+{
+    std::mt19937 rng(1);
+    std::normal_distribution<float> dist;
+    std::vector<float> src(static_cast<std::size_t>(cols));
+    for (auto& v : src)
+        v = dist(rng);
+    std::vector<std::uint8_t> row(rowBytes);
+    if (!quantizeRow(type, src.data(), row.data(), cols)) {
+        // Types without a quantizer: random bytes, block scales set to 1.0.
+        for (auto& b : row)
+            b = std::uint8_t(rng());
+        const auto traits = *tensorTypeTraits(std::uint32_t(type));
+        for (std::size_t off = 0; off < rowBytes; off += traits.blockBytes) {
+            const Half one = 0x3C00;
+            if (type == TensorType::Q2_K) {
+                std::memcpy(&row[off + 80], &one, 2);
+                std::memcpy(&row[off + 82], &one, 2);
+            } else if (type == TensorType::Q3_K) {
+                std::memcpy(&row[off + 108], &one, 2);
+            } else {
+                std::memcpy(&row[off], &one, 2); // d first: Q4_1, Q5_*, IQ4_XS
+                if (type == TensorType::Q4_1 || type == TensorType::Q5_1)
+                    std::memcpy(&row[off + 2], &one, 2);
+            }
+        }
+    }
+    std::vector<std::uint8_t> matrix(rowBytes * std::size_t(rows));
+    for (std::int64_t r = 0; r < rows; ++r)
+        std::memcpy(matrix.data() + std::size_t(r) * rowBytes, row.data(), rowBytes);
+    return matrix;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    const double megabytes = argc > 1 ? std::atof(argv[1]) : 128.0;
+    const int threads = argc > 2 ? std::atoi(argv[2]) : 0;
+    ThreadPool pool(threads);
+    ThreadPool single(1);
+    std::printf("threads: %d, AVX2/FMA/F16C: %s\n", pool.size(), cpuSupportsAvx2() ? "yes" : "no");
+    std::printf("memory read bandwidth (512 MB, summing loop): %.1f GB/s with 1 thread, %.1f GB/s "
+                "with %d\n",
+        readBandwidth(std::size_t(512) << 20, single), readBandwidth(std::size_t(512) << 20, pool),
+        pool.size());
+    std::printf(
+        "%-8s %12s %14s %14s %14s\n", "type", "matrix MB", "portable 1t", "avx2 1t", "avx2 all");
+    const std::int64_t cols = 4096;
+    std::vector<float> x(static_cast<std::size_t>(cols), 0.5f);
+    for (TensorType type : { TensorType::F32, TensorType::F16, TensorType::BF16, TensorType::Q8_0,
+             TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0, TensorType::Q5_1,
+             TensorType::Q2_K, TensorType::Q3_K, TensorType::Q4_K, TensorType::Q5_K,
+             TensorType::Q6_K, TensorType::IQ4_XS }) {
+        const std::size_t rowBytes = *cw::kernels::rowBytes(type, std::uint64_t(cols));
+        const auto rows = std::int64_t(megabytes * 1e6 / double(rowBytes));
+        const auto matrix = makeMatrix(type, rows, cols, rowBytes);
+        std::vector<float> y(static_cast<std::size_t>(rows));
+        auto measure = [&](CpuKernelPath path, ThreadPool* p) {
+            setCpuKernelPath(path);
+            if (path == CpuKernelPath::Avx2 && activeCpuKernelPath() != CpuKernelPath::Avx2)
+                return 0.0;
+            double best = 1e30;
+            for (int run = 0; run < 4; ++run) {
+                const auto start = std::chrono::steady_clock::now();
+                matVec(type, matrix.data(), rowBytes, rows, cols, x.data(), y.data(), p);
+                best = std::min(best, seconds(start));
+            }
+            return double(matrix.size()) / best / 1e9;
+        };
+        const double portable = measure(CpuKernelPath::Portable, &single);
+        const double avx1 = measure(CpuKernelPath::Avx2, &single);
+        const double avxAll = measure(CpuKernelPath::Avx2, &pool);
+        std::printf("%-8s %12.1f %11.2f GB/s %9.2f GB/s %9.2f GB/s\n",
+            std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(),
+            double(matrix.size()) / 1e6, portable, avx1, avxAll);
+    }
+    return 0;
+}
