@@ -115,5 +115,9 @@ Result<Tokenizer> parseTokenizerJson(
     std::string_view json, std::string_view configJson, const std::string& sourceName);
 // Tokenizer from what a model loader found (tokenizer.json path or GGUF metadata).
 Result<Tokenizer> tokenizerFromSource(const TokenizerSource& source);
+// The tokenizer of whatever the user points at, without loading weights: a tokenizer.json
+// (tokenizer_config.json beside it is used when present), a folder holding tokenizer.json,
+// or a GGUF file (its tokenizer.ggml.* metadata, through openModel).
+Result<Tokenizer> openTokenizer(const std::string& path);
 
 } // namespace cw::engine
