@@ -172,4 +172,29 @@ inline std::map<std::string, std::vector<float>> writeFolder(
     return values;
 }
 
+// A small byte-level tokenizer.json of `vocab` ids: normal tokens, two merges and the Qwen
+// special tokens <|endoftext|>, <|im_start|>, <|im_end|> at vocab-4 .. vocab-2 (vocab-1 is left
+// unused so the converter pads it).
+inline void writeTokenizer(const std::filesystem::path& dir, int vocab)
+{
+    nlohmann::json v = nlohmann::json::object();
+    for (int i = 0; i < vocab - 6; ++i)
+        v[std::string(1, char('A' + i % 26)) + std::to_string(i)] = i;
+    v["ab"] = vocab - 6;
+    v["abc"] = vocab - 5;
+    nlohmann::json added = nlohmann::json::array();
+    const char* specials[] = { "<|endoftext|>", "<|im_start|>", "<|im_end|>" };
+    for (int i = 0; i < 3; ++i)
+        added.push_back(
+            { { "id", vocab - 4 + i }, { "content", specials[i] }, { "special", true } });
+    nlohmann::json tokenizer = { { "version", "1.0" }, { "added_tokens", added },
+        { "model",
+            { { "type", "BPE" }, { "vocab", v },
+                { "merges", nlohmann::json::array({ "a b", { "ab", "c" } }) } } } };
+    std::ofstream(dir / "tokenizer.json") << tokenizer.dump();
+    std::ofstream(dir / "tokenizer_config.json")
+        << R"({"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "bos_token": null,)"
+        << R"( "chat_template": "{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}"})";
+}
+
 } // namespace tiny_hf
