@@ -88,10 +88,11 @@ void markHeadersFooters(const QList<LayoutPage>& pages, std::vector<std::vector<
         QSet<QString> seenInZone;
         QSet<QString> seen;
         for (std::size_t i = 0; i < lines[p].size(); ++i) {
-            const QString key = repetitionKey(lines[p][i].text);
-            seen.insert(key);
+            // Mid-page repeats must match exactly: body lines that differ only in their
+            // numbers are not footers.
+            seen.insert(lines[p][i].text.toLower());
             if (inZone(p, i))
-                seenInZone.insert(key);
+                seenInZone.insert(repetitionKey(lines[p][i].text));
         }
         for (const QString& key : std::as_const(seenInZone))
             ++pagesWithKeyInZone[key];
@@ -118,7 +119,7 @@ void markHeadersFooters(const QList<LayoutPage>& pages, std::vector<std::vector<
             const bool repeatedAtEdge = zone && key.size() >= 5 && pageCount >= 2
                 && pagesWithKeyInZone.value(key) >= needed;
             const bool repeatedAnywhere
-                = key.size() >= 30 && pagesWithKey.value(key) >= neededAnywhere;
+                = key.size() >= 30 && pagesWithKey.value(line.text.toLower()) >= neededAnywhere;
             if (repeatedAtEdge || repeatedAnywhere || isEdgarSourceLine(line.text)
                 || (zone && isPageNumberLine(line.text)))
                 line.removed = true;
@@ -139,7 +140,8 @@ void markHeadersFooters(const QList<LayoutPage>& pages, std::vector<std::vector<
                 const QString key = repetitionKey(line.text);
                 const bool neighbour = (i > 0 && page[i - 1].removed)
                     || (i + 1 < page.size() && page[i + 1].removed);
-                if (neighbour && key.size() >= 5 && pagesWithKey.value(key) >= neededAnywhere)
+                if (neighbour && key.size() >= 5
+                    && pagesWithKey.value(line.text.toLower()) >= neededAnywhere)
                     line.removed = true;
             }
         }

@@ -198,9 +198,10 @@ QList<Line> splitLines(const Document& document)
     qsizetype lineIndex = 0;
     qsizetype start = 0;
     while (start <= text.size()) {
-        qsizetype end = text.indexOf(QLatin1Char('\n'), start);
-        if (end < 0)
-            end = text.size();
+        qsizetype end = start;
+        while (end < text.size() && text.at(end) != QLatin1Char('\n')
+            && text.at(end) != QLatin1Char('\f'))
+            ++end;
         qsizetype first = start;
         while (first < end && (text.at(first).isSpace() || text.at(first) == QChar(0x3000)))
             ++first;
@@ -336,7 +337,13 @@ private:
     {
         const Line& line = lines[i];
         Marker marker = line.marker;
-        const QStringView rest = line.text.mid(marker.length);
+        QStringView rest = line.text.mid(marker.length).trimmed();
+        // "Article 3 - Miscellaneous", "Exhibit A: Form of Notice"
+        while (!rest.isEmpty()
+            && (rest.front() == QLatin1Char('-') || rest.front() == QChar(0x2013)
+                || rest.front() == QChar(0x2014) || rest.front() == QLatin1Char(':')
+                || rest.front() == QLatin1Char('.') || rest.front().isSpace()))
+            rest = rest.mid(1);
         if (marker.style == MarkerStyle::Attachment
             && (!m_seenBody
                 || (!rest.trimmed().isEmpty() && !segment::looksLikeHeading(rest)

@@ -137,11 +137,11 @@ bool parseChinese(QStringView line, Marker& marker)
         if (value <= 0)
             return false;
         const QString unit = match.captured(2);
-        marker.style = unit == QLatin1String("章") ? MarkerStyle::Chapter
-            : (unit == QLatin1String("节") || unit == QLatin1String("節"))
+        marker.style = unit == QStringLiteral("章") ? MarkerStyle::Chapter
+            : (unit == QStringLiteral("节") || unit == QStringLiteral("節"))
             ? MarkerStyle::ChineseSection
-            : unit == QLatin1String("款") ? MarkerStyle::ParenDecimal
-            : (unit == QLatin1String("部分") || unit == QLatin1String("篇"))
+            : unit == QStringLiteral("款") ? MarkerStyle::ParenDecimal
+            : (unit == QStringLiteral("部分") || unit == QStringLiteral("篇"))
             ? MarkerStyle::Part
             : MarkerStyle::ChineseArticle;
         marker.keyword = true;
