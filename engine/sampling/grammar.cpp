@@ -11,6 +11,7 @@ namespace {
 constexpr size_t kMaxElements = size_t { 1 } << 20; // all rules together
 constexpr uint32_t kMaxRepetition = 100000;
 constexpr int kMaxNesting = 200;
+constexpr uint32_t kMaxLeftChain = 2000;
 
 bool isNameChar(char c)
 {
@@ -589,7 +590,11 @@ private:
             }
         }
         // Iterative DFS: 0 unvisited, 1 on the path, 2 done.
+        // Also the longest chain of rules that can start one another: the matcher expands
+        // such a chain recursively, so a very long one is refused rather than risking the
+        // thread's stack.
         std::vector<uint8_t> state(n, 0);
+        std::vector<uint32_t> chain(n, 0);
         for (size_t s = 0; s < n; ++s) {
             if (state[s])
                 continue;
@@ -599,6 +604,12 @@ private:
                 auto& [r, i] = path.back();
                 if (i == first[r].size()) {
                     state[r] = 2;
+                    for (uint32_t f : first[r])
+                        chain[r] = std::max(chain[r], chain[f] + 1);
+                    if (chain[r] > kMaxLeftChain)
+                        return makeError("grammar: rule '" + m_g.m_names[r]
+                            + "' starts a chain of more than " + std::to_string(kMaxLeftChain)
+                            + " rules that begin with one another");
                     path.pop_back();
                     continue;
                 }

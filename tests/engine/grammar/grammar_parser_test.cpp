@@ -85,3 +85,18 @@ TEST(GrammarParser, refusesHugeRepetitions)
     EXPECT_NE(parseError("root ::= \"abcdefghijklmnopqrstuvwxyz\"{50000}").find("too large"),
         std::string::npos);
 }
+
+TEST(GrammarParser, refusesVeryLongChainsOfLeadingRules)
+{
+    std::string text = "root ::= r0\n";
+    for (int i = 0; i < 3000; ++i)
+        text += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " \"x\"\n";
+    text += "r3000 ::= \"y\"\n";
+    EXPECT_NE(parseError(text).find("chain of more than 2000 rules"), std::string::npos);
+    // A long chain that is not at the start of the rules is fine (no recursion there).
+    std::string ok = "root ::= \"a\" r0\n";
+    for (int i = 0; i < 3000; ++i)
+        ok += "r" + std::to_string(i) + " ::= \"x\" r" + std::to_string(i + 1) + "\n";
+    ok += "r3000 ::= \"y\"\n";
+    EXPECT_EQ(parseError(ok), "(parsed)");
+}
