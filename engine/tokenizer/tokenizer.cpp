@@ -72,6 +72,8 @@ Result<Tokenizer> Tokenizer::build(TokenizerDefinition def)
         const auto m = t.m_ordinaryIds.find(left + right);
         if (l == t.m_ordinaryIds.end() || r == t.m_ordinaryIds.end()
             || m == t.m_ordinaryIds.end()) {
+            if (def.skipUnknownMerges)
+                continue;
             return makeError(source + ": merge " + std::to_string(rank)
                 + " joins tokens that are not in the vocabulary");
         }

@@ -44,6 +44,9 @@ struct TokenizerDefinition {
     std::vector<AddedToken> addedTokens;
     std::string preTokenizerPattern = PreTokenizer::kQwen2Pattern;
     NormalizationForm normalization = NormalizationForm::None;
+    // tokenizer.json refuses a merge whose tokens are not in the vocabulary (as Hugging Face
+    // tokenizers does); GGUF metadata skips it (as llama.cpp does).
+    bool skipUnknownMerges = false;
     std::optional<std::int32_t> bos, eos, pad;
     std::string sourceName; // for messages: the file it came from
 };

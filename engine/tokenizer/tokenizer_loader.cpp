@@ -313,6 +313,7 @@ Result<Tokenizer> tokenizerFromSource(const TokenizerSource& source)
 
     TokenizerDefinition def;
     def.sourceName = name;
+    def.skipUnknownMerges = true;
     if (source.ggmlPre == "qwen2" || source.ggmlPre == "qwen35" || source.ggmlPre.empty()) {
         // Hugging Face's Qwen tokenizer.json normalizes to NFC; GGUF does not record it.
         def.preTokenizerPattern = PreTokenizer::kQwen2Pattern;
