@@ -18,6 +18,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size)
     if (size < 1 || size > 4096)
         return 0;
     const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+    // Repetition counts and lengths of 1000 and more only make inputs slow (the limits are
+    // tested in the unit tests): skip numbers of four or more digits.
+    for (size_t i = 0, run = 0; i < rest.size(); ++i) {
+        run = (rest[i] >= '0' && rest[i] <= '9') ? run + 1 : 0;
+        if (run >= 4)
+            return 0;
+    }
     if ((data[0] & 1) == 0) {
         const size_t nul = rest.find('\0');
         const std::string_view text = rest.substr(0, nul);
