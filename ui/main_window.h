@@ -1,28 +1,82 @@
 #pragma once
 
+#include "app/review/review_pipeline.h"
+
 #include <QMainWindow>
+#include <memory>
+#include <qcoro/qcorotask.h>
 
 class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QStackedWidget;
+
+namespace cw {
+class HistoryStore;
+class ReviewQueue;
+} // namespace cw
 
 namespace cw::ui {
 
-// The application's main window: a drop zone for contracts until a review is open.
+class HistoryDialog;
+class MessageBar;
+class ReviewView;
+
+// The application's main window: a drop zone until a contract is open, then the review
+// view. Reviews run on worker threads through ReviewQueue; results are saved to the history.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
-    explicit MainWindow(QWidget* parent = nullptr);
+    // historyPath: the SQLite file (tests pass a temporary one); empty: the default.
+    explicit MainWindow(QWidget* parent = nullptr, const QString& historyPath = {});
+    ~MainWindow() override;
+
+    void openContract(const QString& path);
+    ReviewView* reviewView() const { return m_reviewView; }
+    HistoryStore* history() const { return m_history.get(); }
+    ReviewQueue* queue() const { return m_queue; }
+    QString lastError() const { return m_lastError; }
+    QCoro::Task<bool> exportCurrent(const QString& path, const QString& format); // for tests too
+    QCoro::Task<bool> openFromHistory(qint64 reviewId);
+
+signals:
+    void reviewShown(qint64 reviewId);
+    void errorShown(const QString& message);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
     void dropEvent(QDropEvent* event) override;
-
-signals:
-    void contractDropped(const QString& path);
+    void closeEvent(QCloseEvent* event) override;
 
 private:
-    void createMenus();
+    void createActions();
+    void createStatusBar();
+    void updateModelStatus();
+    void updateRecentMenu();
+    void showError(const QString& message);
+    void onProgress(cw::ReviewStage stage, int done, int total);
+    QCoro::Task<> onReviewReady(cw::Review review);
+    QCoro::Task<> onFindingEdited(int index, QString category, cw::Risk risk, QString comment);
+    void chooseExport();
+    void showHistory();
+    void showModelSettings();
+    void setLanguage(const QString& language);
 
+    QStackedWidget* m_stack = nullptr;
+    MessageBar* m_messageBar = nullptr;
     QLabel* m_dropZone = nullptr;
+    ReviewView* m_reviewView = nullptr;
+    cw::ReviewQueue* m_queue = nullptr;
+    std::unique_ptr<cw::HistoryStore> m_history;
+    HistoryDialog* m_historyDialog = nullptr;
+    QMenu* m_recentMenu = nullptr;
+    QAction* m_exportAction = nullptr;
+    QLabel* m_modelLabel = nullptr;
+    QLabel* m_stageLabel = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QString m_lastError;
 };
 
 } // namespace cw::ui

@@ -25,6 +25,7 @@ public:
 
     // Highlights as (1-based page, rectangle in page points); scrolls to the first one.
     void setHighlights(const QList<QPair<int, QRectF>>& boxes);
+    const QList<QPair<int, QRectF>>& highlights() const { return m_highlights; }
     QString selectedText() const { return m_selectedText; }
 
 public slots:

@@ -1,0 +1,84 @@
+#include "app/desktop/app_settings.h"
+
+#include <QSettings>
+
+namespace cw {
+
+namespace {
+constexpr int kMaxRecentFiles = 10;
+}
+
+ModelSettings AppSettings::model()
+{
+    QSettings settings;
+    ModelSettings model;
+    model.modelPath = settings.value(QStringLiteral("model/path")).toString();
+    model.device = settings.value(QStringLiteral("model/device"), model.device).toString();
+    model.contextLength
+        = settings.value(QStringLiteral("model/context"), model.contextLength).toInt();
+    model.threads = settings.value(QStringLiteral("model/threads"), model.threads).toInt();
+    return model;
+}
+
+void AppSettings::setModel(const ModelSettings& model)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("model/path"), model.modelPath);
+    settings.setValue(QStringLiteral("model/device"), model.device);
+    settings.setValue(QStringLiteral("model/context"), model.contextLength);
+    settings.setValue(QStringLiteral("model/threads"), model.threads);
+}
+
+QString AppSettings::playbookPath()
+{
+    return QSettings().value(QStringLiteral("review/playbook")).toString();
+}
+
+void AppSettings::setPlaybookPath(const QString& path)
+{
+    QSettings().setValue(QStringLiteral("review/playbook"), path);
+}
+
+QString AppSettings::language()
+{
+    return QSettings().value(QStringLiteral("ui/language")).toString();
+}
+
+void AppSettings::setLanguage(const QString& language)
+{
+    QSettings().setValue(QStringLiteral("ui/language"), language);
+}
+
+QStringList AppSettings::recentFiles()
+{
+    return QSettings().value(QStringLiteral("ui/recentFiles")).toStringList();
+}
+
+void AppSettings::addRecentFile(const QString& path)
+{
+    QStringList files = recentFiles();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > kMaxRecentFiles)
+        files.removeLast();
+    QSettings().setValue(QStringLiteral("ui/recentFiles"), files);
+}
+
+QByteArray AppSettings::windowGeometry()
+{
+    return QSettings().value(QStringLiteral("ui/geometry")).toByteArray();
+}
+
+QByteArray AppSettings::windowState()
+{
+    return QSettings().value(QStringLiteral("ui/state")).toByteArray();
+}
+
+void AppSettings::setWindowGeometry(const QByteArray& geometry, const QByteArray& state)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("ui/geometry"), geometry);
+    settings.setValue(QStringLiteral("ui/state"), state);
+}
+
+} // namespace cw

@@ -1,0 +1,178 @@
+#include "ui/review_view.h"
+
+#include "app/render/pdf_page_renderer.h"
+#include "ui/finding_detail_pane.h"
+#include "ui/findings_table_model.h"
+#include "ui/pdf_view.h"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QTextBlock>
+#include <QVBoxLayout>
+
+namespace cw::ui {
+
+ReviewView::ReviewView(QWidget* parent)
+    : QWidget(parent)
+{
+    setObjectName(QStringLiteral("reviewView"));
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    m_splitter = new QSplitter(Qt::Horizontal, this);
+    layout->addWidget(m_splitter);
+
+    m_documentStack = new QStackedWidget(m_splitter);
+    m_pdfView = new PdfView(m_documentStack);
+    m_textView = new QPlainTextEdit(m_documentStack);
+    m_textView->setObjectName(QStringLiteral("documentText"));
+    m_textView->setAccessibleName(tr("Contract text"));
+    m_textView->setReadOnly(true);
+    m_documentStack->addWidget(m_pdfView);
+    m_documentStack->addWidget(m_textView);
+
+    auto* right = new QSplitter(Qt::Vertical, m_splitter);
+    auto* tablePane = new QWidget(right);
+    auto* tableLayout = new QVBoxLayout(tablePane);
+    tableLayout->setContentsMargins(0, 0, 0, 0);
+    auto* filterRow = new QHBoxLayout;
+    m_filter = new QLineEdit(tablePane);
+    m_filter->setObjectName(QStringLiteral("findingsFilter"));
+    m_filter->setPlaceholderText(tr("Filter clauses (category, text, page)…"));
+    m_filter->setAccessibleName(tr("Filter clauses"));
+    m_filter->setClearButtonEnabled(true);
+    m_riskFilter = new QComboBox(tablePane);
+    m_riskFilter->setAccessibleName(tr("Minimum risk"));
+    m_riskFilter->addItem(tr("All risks"), int(cw::Risk::None));
+    m_riskFilter->addItem(tr("Low and above"), int(cw::Risk::Low));
+    m_riskFilter->addItem(tr("Medium and above"), int(cw::Risk::Medium));
+    m_riskFilter->addItem(tr("High only"), int(cw::Risk::High));
+    filterRow->addWidget(m_filter, 1);
+    filterRow->addWidget(m_riskFilter);
+    tableLayout->addLayout(filterRow);
+
+    m_model = new FindingsTableModel(this);
+    m_filterModel = new FindingsFilterModel(this);
+    m_filterModel->setSourceModel(m_model);
+    m_table = new QTableView(tablePane);
+    m_table->setObjectName(QStringLiteral("findingsTable"));
+    m_table->setAccessibleName(tr("Clauses found"));
+    m_table->setModel(m_filterModel);
+    m_table->setSortingEnabled(true);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setSelectionMode(QAbstractItemView::SingleSelection);
+    m_table->setAlternatingRowColors(true);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(false);
+    m_table->horizontalHeader()->setSectionResizeMode(
+        FindingsTableModel::TextColumn, QHeaderView::Stretch);
+    m_table->sortByColumn(FindingsTableModel::RiskColumn, Qt::DescendingOrder);
+    tableLayout->addWidget(m_table);
+
+    m_detail = new FindingDetailPane(right);
+    right->addWidget(tablePane);
+    right->addWidget(m_detail);
+    right->setStretchFactor(0, 3);
+    right->setStretchFactor(1, 2);
+    m_splitter->addWidget(m_documentStack);
+    m_splitter->addWidget(right);
+    m_splitter->setStretchFactor(0, 3);
+    m_splitter->setStretchFactor(1, 2);
+
+    connect(m_filter, &QLineEdit::textChanged, m_filterModel, &FindingsFilterModel::setText);
+    connect(m_riskFilter, &QComboBox::currentIndexChanged, this,
+        [this] { m_filterModel->setMinimumRisk(cw::Risk(m_riskFilter->currentData().toInt())); });
+    connect(m_table->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+        &ReviewView::onCurrentRowChanged);
+    connect(m_detail, &FindingDetailPane::findingEdited, this, &ReviewView::findingEdited);
+}
+
+ReviewView::~ReviewView() = default;
+
+void ReviewView::setCategories(const QStringList& categories)
+{
+    m_detail->setCategories(categories);
+}
+
+void ReviewView::setReview(const cw::Review& review)
+{
+    m_review = review;
+    m_model->setReview(&m_review);
+    m_detail->showFinding(nullptr, -1);
+    showDocument();
+    m_table->resizeColumnsToContents();
+    m_table->horizontalHeader()->setSectionResizeMode(
+        FindingsTableModel::TextColumn, QHeaderView::Stretch);
+}
+
+void ReviewView::showDocument()
+{
+    m_documentError.clear();
+    m_pdfView->setRenderer(nullptr);
+    m_renderer.reset();
+    if (m_review.document.format == cw::DocumentFormat::Pdf) {
+        auto renderer = std::make_unique<cw::PdfPageRenderer>();
+        if (auto opened = renderer->open(m_review.document.path); opened) {
+            m_renderer = std::move(renderer);
+            m_pdfView->setRenderer(m_renderer.get());
+            m_documentStack->setCurrentWidget(m_pdfView);
+            return;
+        } else {
+            // The file moved or changed since the review was saved: show the saved text.
+            m_documentError = QString::fromStdString(opened.error().message);
+        }
+    }
+    m_textView->setPlainText(m_review.document.text);
+    m_documentStack->setCurrentWidget(m_textView);
+}
+
+void ReviewView::selectFinding(int findingIndex)
+{
+    const QModelIndex source = m_model->index(findingIndex, 0);
+    const QModelIndex proxy = m_filterModel->mapFromSource(source);
+    if (proxy.isValid())
+        m_table->setCurrentIndex(proxy);
+}
+
+void ReviewView::onCurrentRowChanged()
+{
+    const QModelIndex current = m_table->currentIndex();
+    const int findingIndex
+        = current.isValid() ? current.data(FindingsTableModel::FindingIndexRole).toInt() : -1;
+    m_detail->showFinding(&m_review, findingIndex);
+    if (findingIndex < 0)
+        return;
+    const cw::Finding& finding = m_review.findings[findingIndex];
+    if (m_documentStack->currentWidget() == m_pdfView) {
+        m_pdfView->setHighlights(m_review.document.boxesFor(finding.start, finding.end));
+    } else {
+        QTextCursor cursor(m_textView->document());
+        cursor.setPosition(int(std::min<qsizetype>(finding.start, m_review.document.text.size())));
+        cursor.setPosition(int(std::min<qsizetype>(finding.end, m_review.document.text.size())),
+            QTextCursor::KeepAnchor);
+        m_textView->setTextCursor(cursor);
+        m_textView->centerCursor();
+    }
+    emit findingSelected(findingIndex);
+}
+
+void ReviewView::applyEdit(
+    int findingIndex, const QString& category, cw::Risk risk, const QString& comment)
+{
+    if (findingIndex < 0 || findingIndex >= m_review.findings.size())
+        return;
+    cw::Finding& finding = m_review.findings[findingIndex];
+    finding.category = category;
+    finding.risk = risk;
+    finding.userComment = comment;
+    finding.userEdited = true;
+    m_model->findingChanged(findingIndex);
+    m_detail->showFinding(&m_review, findingIndex);
+}
+
+} // namespace cw::ui
