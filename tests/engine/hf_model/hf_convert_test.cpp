@@ -1,5 +1,7 @@
 #include "engine/model_files/gguf_file.h"
+#include "engine/model_files/gguf_model_loader.h"
 #include "engine/model_files/hf_gguf_converter.h"
+#include "engine/model_files/hf_model_loader.h"
 #include "kernels/cpu/quant/dequantize.h"
 #include "tiny_hf_model.h"
 
@@ -241,4 +243,39 @@ TEST(HfConvert, refusesFolderWithoutTokenizer)
     auto summary = convertHfToGguf(dir.string(), scratch("x.gguf").string(), "q8_0");
     ASSERT_FALSE(summary);
     EXPECT_NE(summary.error().message.find("tokenizer.json"), std::string::npos);
+}
+
+// A converted file opens with the GGUF loader with the same hyper-parameters as the HF folder.
+TEST(HfConvert, convertedFileOpensWithTheSameGeometry)
+{
+    for (auto shape : { tiny_hf::Shape::Qwen3Moe, tiny_hf::Shape::Qwen35Published }) {
+        tiny_hf::Options o;
+        o.shape = shape;
+        o.fusedExperts = shape == tiny_hf::Shape::Qwen35Published;
+        const std::string name = shape == tiny_hf::Shape::Qwen3Moe ? "rt3" : "rt35";
+        const auto c = convert(name, o, "bf16");
+        auto hf = openHuggingFaceModel(scratch(name).string());
+        ASSERT_TRUE(hf) << hf.error().message;
+        auto gguf = openGgufModel(c.gguf.string());
+        ASSERT_TRUE(gguf) << gguf.error().message;
+        const auto& a = hf->hparams;
+        const auto& b = gguf->hparams;
+        EXPECT_EQ(a.architecture, b.architecture);
+        EXPECT_EQ(a.numLayers, b.numLayers);
+        EXPECT_EQ(a.vocabSize, b.vocabSize);
+        EXPECT_EQ(a.headDim, b.headDim);
+        EXPECT_EQ(a.ropeDim, b.ropeDim);
+        EXPECT_DOUBLE_EQ(a.ropeTheta, b.ropeTheta);
+        EXPECT_EQ(a.numExperts, b.numExperts);
+        EXPECT_EQ(a.sharedExpertFfnSize, b.sharedExpertFfnSize);
+        EXPECT_EQ(a.layerKinds, b.layerKinds);
+        EXPECT_EQ(a.contextLength, b.contextLength);
+        EXPECT_TRUE(b.tieWordEmbeddings == a.tieWordEmbeddings);
+        EXPECT_TRUE(gguf->conventions.normWeightsIncludeOne);
+        for (const auto& [tensorName, view] : hf->tensors) {
+            const auto* other = gguf->find(tensorName);
+            ASSERT_NE(other, nullptr) << tensorName;
+            EXPECT_EQ(view.ne, other->ne) << tensorName;
+        }
+    }
 }

@@ -1,4 +1,5 @@
 #include "engine/model_files/model_loader.h"
+#include "engine/model_files/model_presets.h"
 #include "tiny_hf_model.h"
 
 #include <gtest/gtest.h>
@@ -31,4 +32,17 @@ TEST(ModelLoader, openModelDispatchesFolderAndBareSafetensors)
     auto notModel = openModel((dir / "tokenizer_config.json").string());
     ASSERT_FALSE(notModel);
     EXPECT_NE(notModel.error().message.find("neither a GGUF"), std::string::npos);
+}
+
+TEST(ModelLoader, openModelDispatchesGgufByMagic)
+{
+    const auto dir = scratch("gguf");
+    fs::create_directories(dir);
+    // A GGUF file whose name does not say so: the magic decides.
+    const auto path = dir / "model.bin";
+    ASSERT_TRUE(synthesizeGguf(*findModelPreset("tiny-qwen3-moe"), "q8_0", 1, path.string()));
+    auto model = openModel(path.string());
+    ASSERT_TRUE(model) << model.error().message;
+    EXPECT_EQ(model->hparams.architecture, Architecture::Qwen3Moe);
+    EXPECT_NE(model->find("blk.1.ffn_down_exps.weight"), nullptr);
 }

@@ -1,4 +1,5 @@
 #include "engine/model_files/gguf_file.h"
+#include "engine/model_files/gguf_model_loader.h"
 #include "engine/model_files/model_presets.h"
 #include "kernels/cpu/quant/dequantize.h"
 
@@ -130,4 +131,37 @@ TEST(Synth, refusesUnknownQuantization)
         *findModelPreset("tiny-qwen3-moe"), "q9_z", 0, scratch("bad.gguf").string());
     ASSERT_FALSE(summary);
     EXPECT_NE(summary.error().message.find("q9_z"), std::string::npos);
+}
+
+// The files synth writes open with the engine's own GGUF loader (and so carry every key and
+// tensor a llama.cpp qwen3moe / qwen35moe file has).
+TEST(Synth, opensWithTheGgufModelLoader)
+{
+    for (const char* name : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
+        const auto* preset = findModelPreset(name);
+        ASSERT_NE(preset, nullptr);
+        const auto path = scratch(std::string(name) + "-loader.gguf");
+        ASSERT_TRUE(synthesizeGguf(*preset, "q4_k_m", 3, path.string()));
+        auto model = openGgufModel(path.string());
+        ASSERT_TRUE(model) << name << ": " << model.error().message;
+        const auto& h = model->hparams;
+        const auto& expected = preset->hparams;
+        EXPECT_EQ(h.architecture, expected.architecture);
+        EXPECT_EQ(h.numLayers, expected.numLayers);
+        EXPECT_EQ(h.hiddenSize, expected.hiddenSize);
+        EXPECT_EQ(h.vocabSize, expected.vocabSize);
+        EXPECT_EQ(h.numHeads, expected.numHeads);
+        EXPECT_EQ(h.numKvHeads, expected.numKvHeads);
+        EXPECT_EQ(h.headDim, expected.headDim);
+        EXPECT_EQ(h.ropeDim, expected.ropeDim);
+        EXPECT_EQ(h.numExperts, expected.numExperts);
+        EXPECT_EQ(h.numExpertsPerToken, expected.numExpertsPerToken);
+        EXPECT_EQ(h.expertFfnSize, expected.expertFfnSize);
+        EXPECT_EQ(h.sharedExpertFfnSize, expected.sharedExpertFfnSize);
+        EXPECT_EQ(h.layerKinds, expected.layerKinds);
+        EXPECT_EQ(h.linearNumValueHeads, expected.linearNumValueHeads);
+        EXPECT_EQ(h.linearKeyHeadDim, expected.linearKeyHeadDim);
+        EXPECT_EQ(model->tokenizer.ggmlTokens.size(), std::size_t(expected.vocabSize));
+        EXPECT_FALSE(model->chatTemplate.empty());
+    }
 }
