@@ -20,6 +20,17 @@ constexpr std::int64_t kMaxVocabulary = 16 * 1024 * 1024;
 const std::string kGpt2Pattern
     = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
+// A member of an object without copying it (json::value() returns a copy); a null json
+// when absent.
+const json& member(const json& object, const char* key)
+{
+    static const json kNull;
+    if (!object.is_object())
+        return kNull;
+    const auto it = object.find(key);
+    return it == object.end() ? kNull : *it;
+}
+
 Result<std::string> readFile(const std::string& path)
 {
     std::ifstream in(path, std::ios::binary);
@@ -162,7 +173,7 @@ Result<TokenizerDefinition> definitionFromJson(
         return makeError(source + ": the top level is not a JSON object");
     TokenizerDefinition def;
     def.sourceName = source;
-    const json& model = root.value("model", json());
+    const json& model = member(root, "model");
     if (!model.is_object())
         return makeError(source + ": no \"model\" object");
     if (model.value("type", "BPE") != "BPE")
@@ -171,16 +182,17 @@ Result<TokenizerDefinition> definitionFromJson(
     if (!model.contains("vocab") || !model["vocab"].is_object())
         return makeError(source + ": \"model.vocab\" is missing or not an object");
 
-    auto normalization = parseNormalizer(root.value("normalizer", json()), source);
+    auto normalization = parseNormalizer(member(root, "normalizer"), source);
     if (!normalization)
         return normalization.error();
     def.normalization = *normalization;
-    auto pattern = parsePreTokenizer(root.value("pre_tokenizer", json()), source);
+    auto pattern = parsePreTokenizer(member(root, "pre_tokenizer"), source);
     if (!pattern)
         return pattern.error();
     def.preTokenizerPattern = *pattern;
 
     const ByteLevelAlphabet& alphabet = byteLevelAlphabet();
+    def.pieces.reserve(model["vocab"].size());
     for (const auto& [spelling, idValue] : model["vocab"].items()) {
         if (!idValue.is_number_integer())
             return makeError(source + ": vocab entry \"" + spelling + "\" has no integer id");
@@ -196,7 +208,8 @@ Result<TokenizerDefinition> definitionFromJson(
         def.pieces[std::size_t(id)] = std::move(*bytes);
     }
 
-    const json& merges = model.value("merges", json::array());
+    static const json kEmpty = json::array();
+    const json& merges = model.contains("merges") ? model["merges"] : kEmpty;
     if (!merges.is_array())
         return makeError(source + ": \"model.merges\" is not an array");
     def.merges.reserve(merges.size());
@@ -225,7 +238,7 @@ Result<TokenizerDefinition> definitionFromJson(
         def.merges.emplace_back(std::move(*l), std::move(*r));
     }
 
-    const json& added = root.value("added_tokens", json::array());
+    const json& added = root.contains("added_tokens") ? root["added_tokens"] : kEmpty;
     if (!added.is_array())
         return makeError(source + ": \"added_tokens\" is not an array");
     for (const json& a : added) {
