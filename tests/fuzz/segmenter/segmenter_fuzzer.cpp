@@ -4,7 +4,6 @@
 #include "app/segment/clause_segmenter.h"
 
 #include <QString>
-
 #include <cstddef>
 #include <cstdint>
 
