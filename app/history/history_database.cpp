@@ -124,31 +124,37 @@ Result<std::unique_ptr<HistoryDatabase>> HistoryDatabase::openImpl(const QString
     std::unique_ptr<HistoryDatabase> self(new HistoryDatabase(raw, path));
     sqlite3_busy_timeout(raw, 5000);
 
-    SqlStatement versionQuery(raw, "PRAGMA user_version");
-    if (versionQuery.step() != SQLITE_ROW)
-        return makeError(name + ": not a Clausewright history database ("
-            + versionQuery.error().toStdString() + ")");
-    const int current = versionQuery.integer(0);
-    SqlStatement appQuery(raw, "PRAGMA application_id");
-    const int application = appQuery.step() == SQLITE_ROW ? appQuery.integer(0) : 0;
-    SqlStatement tables(raw, "SELECT count(*) FROM sqlite_master");
-    const qint64 tableCount = tables.step() == SQLITE_ROW ? tables.int64(0) : 0;
-    if ((current > 0 && application != history::kApplicationId) || (current == 0 && tableCount > 0))
-        return makeError(name
-            + ": an SQLite database of another program, not a Clausewright "
-              "history; choose another file");
-    if (current > kSchemaVersion)
-        return makeError(name + ": written by a newer Clausewright (schema version "
-            + std::to_string(current) + ", this build knows up to " + std::to_string(kSchemaVersion)
-            + ")");
-
-    SqlStatement wal(raw, "PRAGMA journal_mode = WAL");
-    if (wal.step() != SQLITE_ROW)
-        return makeError(
-            name + ": cannot write the history database: " + wal.error().toStdString());
-    if (wal.text(0) != QLatin1String("wal"))
-        return makeError(name + ": cannot switch to WAL mode (journal mode is "
-            + wal.text(0).toStdString() + ")");
+    // Statements in blocks: a live statement holds a read transaction, and WAL mode
+    // cannot be switched on inside one.
+    {
+        SqlStatement versionQuery(raw, "PRAGMA user_version");
+        if (versionQuery.step() != SQLITE_ROW)
+            return makeError(name + ": not a Clausewright history database ("
+                + versionQuery.error().toStdString() + ")");
+        const int current = versionQuery.integer(0);
+        SqlStatement appQuery(raw, "PRAGMA application_id");
+        const int application = appQuery.step() == SQLITE_ROW ? appQuery.integer(0) : 0;
+        SqlStatement tables(raw, "SELECT count(*) FROM sqlite_master");
+        const qint64 tableCount = tables.step() == SQLITE_ROW ? tables.int64(0) : 0;
+        if ((current > 0 && application != history::kApplicationId)
+            || (current == 0 && tableCount > 0))
+            return makeError(name
+                + ": an SQLite database of another program, not a Clausewright "
+                  "history; choose another file");
+        if (current > kSchemaVersion)
+            return makeError(name + ": written by a newer Clausewright (schema version "
+                + std::to_string(current) + ", this build knows up to "
+                + std::to_string(kSchemaVersion) + ")");
+    }
+    {
+        SqlStatement wal(raw, "PRAGMA journal_mode = WAL");
+        if (wal.step() != SQLITE_ROW)
+            return makeError(
+                name + ": cannot write the history database: " + wal.error().toStdString());
+        if (wal.text(0) != QLatin1String("wal"))
+            return makeError(name + ": cannot switch to WAL mode (journal mode is "
+                + wal.text(0).toStdString() + ")");
+    }
     // NORMAL is durable across a crash or kill of the process in WAL mode; only a power
     // loss can drop the last commits, never corrupt the file.
     if (auto pragmas = self->exec("PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;");

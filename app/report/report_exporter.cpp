@@ -1,9 +1,14 @@
 #include "app/report/report_exporter.h"
 
 #include <QDir>
+#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
-#include <QSaveFile>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace cw {
 
@@ -64,27 +69,53 @@ Result<QByteArray> renderReport(const Review& review, ReportFormat format)
 
 Result<void> writeFileAtomically(const QString& path, const QByteArray& bytes)
 {
+    // By hand rather than QSaveFile: Qt 6.4's QSaveFile commits a truncated file when a write
+    // fails with EFBIG/ENOSPC during its final flush (seen in report_exporter_test).
     const std::string name = path.toStdString();
     if (path.isEmpty())
         return makeError("report: no output path given");
     const QFileInfo info(path);
-    // Never replace a device, pipe or folder: QSaveFile would rename a regular file over it.
+    // Never replace a device, pipe or folder with a regular file.
     if (info.exists() && !info.isFile())
         return makeError(name + ": not a regular file; choose a file path for the report");
     if (!info.dir().exists())
         return makeError(
             name + ": folder " + info.absolutePath().toStdString() + " does not exist");
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return makeError(name + ": cannot create file: " + file.errorString().toStdString());
-    if (file.write(bytes) != bytes.size()) {
-        const std::string reason = file.errorString().toStdString();
-        file.cancelWriting();
-        return makeError(name + ": write failed (disk full?): " + reason);
+    QByteArray temp = QFile::encodeName(path) + ".XXXXXX.part";
+    const int fd = ::mkstemps(temp.data(), 5);
+    if (fd < 0)
+        return makeError(name + ": cannot create file: " + std::strerror(errno));
+    const auto fail = [&](const char* what) {
+        const std::string reason = std::strerror(errno);
+        ::close(fd);
+        ::unlink(temp.constData());
+        return makeError(name + ": " + what + ": " + reason);
+    };
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    if (::fchmod(fd, 0666 & ~mask) != 0)
+        return fail("cannot set permissions");
+    qsizetype done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.constData() + done, size_t(bytes.size() - done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return fail("write failed (disk full?)");
+        done += n;
     }
-    if (!file.commit()) // flushes; a full disk shows up here at the latest
-        return makeError(
-            name + ": could not complete the file: " + file.errorString().toStdString());
+    if (::fsync(fd) != 0)
+        return fail("could not flush the file to disk");
+    if (::close(fd) != 0) {
+        const std::string reason = std::strerror(errno);
+        ::unlink(temp.constData());
+        return makeError(name + ": could not complete the file: " + reason);
+    }
+    if (::rename(temp.constData(), QFile::encodeName(path).constData()) != 0) {
+        const std::string reason = std::strerror(errno);
+        ::unlink(temp.constData());
+        return makeError(name + ": cannot move the finished file into place: " + reason);
+    }
     return {};
 }
 
