@@ -1,5 +1,6 @@
 #include "app/heads/builtin_heads.h"
 
+#include "app/heads/cuad_classifier.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/heads/field_extractors.h"
 #include "app/heads/heads_evaluation.h"
@@ -46,6 +47,7 @@ Result<QList<Finding>> CuadClassifierHead::find(
         m_model.score(
             candidateFeatures(text, candidates, i, m_model.hashBits()), scores[size_t(i)]);
     }
+    applyCategoryGates(m_model, text, candidates, scores);
     QList<Finding> findings = fastFindings(m_model, text, candidates, scores);
     for (Finding& f : findings)
         f.page = document.pageAt(f.start);

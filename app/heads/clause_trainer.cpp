@@ -1,5 +1,7 @@
 #include "app/heads/clause_trainer.h"
 
+#include "app/heads/cuad_classifier.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -41,6 +43,8 @@ PreparedContract prepareContract(const LabelledContract& contract, uint32_t hash
 }
 
 namespace {
+
+constexpr float kMinPresenceThreshold = 0.25f;
 
 struct Example {
     const FeatureVector* x;
@@ -164,7 +168,9 @@ float bestPresenceThreshold(const std::vector<std::pair<float, bool>>& maxima)
             best = 0.5f * (sorted[i].first + next);
         }
     }
-    return best;
+    // A floor keeps categories learned from a handful of contracts from firing on faint
+    // evidence (thresholds near zero fit the inner folds' two positives and nothing else).
+    return tp > 0 && bestF1 > 0.0 ? std::max(best, kMinPresenceThreshold) : 1.01f;
 }
 
 float bestSpanThreshold(const std::vector<PreparedContract>& contracts,
@@ -228,6 +234,7 @@ std::vector<std::vector<float>> scoreContract(
     std::vector<std::vector<float>> scores(contract.features.size());
     for (size_t i = 0; i < contract.features.size(); ++i)
         model.score(contract.features[i], scores[i]);
+    applyCategoryGates(model, contract.source->text, contract.candidates, scores);
     return scores;
 }
 

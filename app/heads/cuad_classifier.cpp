@@ -2,7 +2,72 @@
 
 #include "app/heads/text_features.h"
 
+#include <QHash>
+#include <QRegularExpression>
+
 namespace cw::heads {
+
+namespace {
+
+const QHash<QString, QRegularExpression>& categoryGates()
+{
+    static const QHash<QString, QRegularExpression> gates = [] {
+        const auto ci = QRegularExpression::CaseInsensitiveOption;
+        QHash<QString, QRegularExpression> g;
+        auto add = [&](const char* category, const char* pattern) {
+            g.insert(
+                QString::fromUtf8(category), QRegularExpression(QString::fromUtf8(pattern), ci));
+        };
+        add("Source Code Escrow", "escrow");
+        add("Most Favored Nation", "favou?r|no less|not less|better|lower|lowest|best|equal|same");
+        add("Price Restrictions", "pric|rate|fee|discount|charge|cost");
+        add("Unlimited/All-You-Can-Eat-License",
+            "unlimited|enterprise|all you|any number|unrestrict|without "
+            "limit|royalty|fully|free|all ");
+        add("No-Solicit Of Customers", "solicit|induce|entice|divert|interfere|customer|client");
+        add("Non-Disparagement",
+            "disparag|derogat|negative|reputation|defam|critic|advers|harm|detriment");
+        add("Joint Ip Ownership", "joint|co-own|both parties|shared|equal|together|common");
+        add("Third Party Beneficiary", "beneficiar|third part|enforce|right");
+        add("Liquidated Damages", "liquidated|fee|penalt|damages|pay");
+        add("Change Of Control",
+            "control|merger|merge|acqui|substantially all|reorgani|consolidat|sale|operation of "
+            "law|owner");
+        add("Covenant Not To Sue",
+            "contest|challenge|sue\\b|suit|claim|action|attack|dispute|oppose|impair|validity|not "
+            "to");
+        add("Affiliate License-Licensee", "affiliat|subsidiar|related|group");
+        add("Affiliate License-Licensor", "affiliat|subsidiar|related|group");
+        add("Irrevocable Or Perpetual License", "perpetu|irrevoc");
+        add("Non-Transferable License", "transfer|assign|sublicens");
+        add("Insurance", "insur");
+        add("Audit Rights", "audit|inspect|examin|record|books|access");
+        add("No-Solicit Of Employees", "solicit|hire|employ|recruit|induce|engage");
+        return g;
+    }();
+    return gates;
+}
+
+} // namespace
+
+void applyCategoryGates(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, std::vector<std::vector<float>>& scores)
+{
+    const auto& gates = categoryGates();
+    const auto& categories = model.categories();
+    for (int k = 0; k < categories.size(); ++k) {
+        const auto gate = gates.constFind(categories[k].category);
+        if (gate == gates.constEnd())
+            continue;
+        for (size_t i = 0; i < scores.size(); ++i) {
+            if (scores[i][size_t(k)] < 0.05f)
+                continue;
+            const ClauseCandidate& c = candidates[qsizetype(i)];
+            if (!gate->match(QStringView(text).mid(c.start, c.end - c.start)).hasMatch())
+                scores[i][size_t(k)] = 0.0f;
+        }
+    }
+}
 
 QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores)
@@ -53,6 +118,7 @@ QList<Finding> classifyText(const ClauseModel& model, const QString& text,
             return {};
         model.score(candidateFeatures(text, candidates, i, model.hashBits()), scores[size_t(i)]);
     }
+    applyCategoryGates(model, text, candidates, scores);
     return classifyCandidates(model, text, candidates, scores);
 }
 

@@ -19,4 +19,10 @@ QList<Finding> classifyText(const ClauseModel& model, const QString& text,
 QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores);
 
+// Zeroes the scores of candidates that lack the words a category cannot do without
+// ("escrow" for Source Code Escrow, "insur" for Insurance ...), so rare categories learned
+// from few examples do not fire on unrelated text. In place; scores[candidate][category].
+void applyCategoryGates(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, std::vector<std::vector<float>>& scores);
+
 } // namespace cw::heads

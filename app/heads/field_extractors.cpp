@@ -66,7 +66,7 @@ QList<Located<QDate>> findDates(const QString& text, qsizetype from, qsizetype t
         QStringLiteral(
             "\\b(?:(?<m1>%1)\\s*(?<d1>\\d{1,2})(?:st|nd|rd|th)?\\s*,?\\s*(?<y1>\\d{4})"
             "|(?<d2>\\d{1,2})(?:st|nd|rd|th)?\\s+(?:day\\s+of\\s+)?(?<m2>%1)\\s*,?\\s*(?<y2>\\d{4})"
-            "|(?<m3>\\d{1,2})/(?<d3>\\d{1,2})/(?<y3>\\d{4}|\\d{2})\\b"
+            "|(?<m3>\\d{1,2})([/-])(?<d3>\\d{1,2})\\g{-2}(?<y3>\\d{4}|\\d{2})\\b"
             "|(?<y4>\\d{4})-(?<m4>\\d{2})-(?<d4>\\d{2}))")
             .arg(kMonth),
         kCi);
@@ -90,6 +90,12 @@ QList<Located<QDate>> findDates(const QString& text, qsizetype from, qsizetype t
             d = m.captured("d4").toInt();
         }
         const QDate date(y, mo, d);
+        // EDGAR page footers ("Source: ACME INC, 8-K, 8/15/2019") date the filing, not the
+        // contract.
+        const qsizetype at = from + m.capturedStart();
+        const qsizetype lineStart = text.lastIndexOf('\n', at) + 1;
+        if (QStringView(text).mid(lineStart, at - lineStart).contains(QLatin1String("Source:")))
+            continue;
         if (date.isValid() && y >= 1900 && y <= 2200)
             out.append({ date, from + m.capturedStart(), from + m.capturedEnd() });
     }
@@ -226,6 +232,19 @@ QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qs
         else if (law == "United States")
             out.append({ law, from + m.capturedStart(group), from + m.capturedEnd(group) });
     }
+    // "made in the State of California and governed by the laws thereof".
+    static const QRE thereof(QStringLiteral("\\blaws?\\s+thereof"), kCi);
+    static const QRE stateOf(
+        QStringLiteral("\\b(?:State|Commonwealth|Province)\\s+of\\s+([A-Za-z][A-Za-z ]{2,30})"),
+        kCi);
+    if (out.isEmpty() && thereof.match(QStringView(text).mid(from, to - from)).hasMatch()) {
+        const auto m = stateOf.match(QStringView(text).mid(from, to - from));
+        if (m.hasMatch()) {
+            const QString law = normaliseJurisdiction(m.captured(1));
+            if (!law.isEmpty())
+                out.append({ law, from + m.capturedStart(1), from + m.capturedEnd(1) });
+        }
+    }
     // A state beats "United States" when both are named ("federal law and the laws of Texas").
     std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
         return (a.value != "United States") > (b.value != "United States");
@@ -323,7 +342,7 @@ QList<Party> findParties(const QString& text)
 
 std::optional<Located<QDate>> findAgreementDate(const QString& text)
 {
-    const qsizetype window = std::min<qsizetype>(text.size(), 3000);
+    const qsizetype window = std::min<qsizetype>(text.size(), 5000);
     const auto dates = findDates(text, 0, window);
     static const QRE cue(QStringLiteral("(?:dated|as\\s+of|made|entered\\s+into|executed|effective|"
                                         "day\\s+of|on|this)[^.]{0,40}$"),
@@ -335,6 +354,11 @@ std::optional<Located<QDate>> findAgreementDate(const QString& text)
     }
     if (!dates.isEmpty())
         return dates.front();
+    // No date in the opening: the signature block's ("Date: 1/14/02").
+    const qsizetype tail = std::max<qsizetype>(window, text.size() - 3000);
+    const auto signed_ = findDates(text, tail, text.size());
+    if (!signed_.isEmpty())
+        return signed_.front();
     return std::nullopt;
 }
 

@@ -146,7 +146,11 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
             const QString law = governingLawOf(findings);
             if (!goldLaw.isEmpty()) {
                 ++result.lawScored;
-                result.lawCorrect += jurisdictionMatches(goldLaw, law);
+                const bool ok = jurisdictionMatches(goldLaw, law);
+                result.lawCorrect += ok;
+                if (!ok && log)
+                    log(QStringLiteral("law: %1: gold '%2', found '%3'")
+                            .arg(p.source->id, goldLaw, law));
             } else {
                 ++result.lawAbsent;
                 result.lawAbsentCorrect += law.isEmpty();
@@ -164,6 +168,9 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
                     }
                 }
                 const bool ok = got == goldDate->toString(Qt::ISODate);
+                if (!ok && log)
+                    log(QStringLiteral("date: %1: %2 gold %3, found '%4'")
+                            .arg(p.source->id, category, goldDate->toString(Qt::ISODate), got));
                 if (category == "Agreement Date") {
                     ++result.agreementScored;
                     result.agreementCorrect += ok;

@@ -93,6 +93,10 @@ void PluginHost::loadFile(const QString& path)
 {
     QPluginLoader loader(path);
     const QJsonObject meta = loader.metaData();
+    if (meta.isEmpty()) {
+        m_errors.append(path + ": not a Qt plugin (" + loader.errorString() + ")");
+        return;
+    }
     if (meta.value("IID").toString() != QLatin1String(CW_CLAUSE_HEAD_FACTORY_IID))
         return; // another kind of plugin (code skills): not ours to judge
     auto metadata = headMetadataFromJson(meta.value("MetaData").toObject(), path);

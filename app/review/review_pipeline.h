@@ -8,8 +8,8 @@
 #include <QStringList>
 #include <QtGlobal>
 #include <atomic>
+#include <functional>
 #include <memory>
-
 #include <qcoro/qcorotask.h>
 
 namespace cw {
@@ -44,8 +44,8 @@ public:
 
     // The same work on the calling thread (CLI, tests); `progress` may be empty.
     static Result<Review> runBlocking(const QString& path, const ReviewOptions& options,
-                                      const std::atomic_bool* cancelFlag = nullptr,
-                                      const std::function<void(ReviewStage, int, int)>& progress = {});
+        const std::atomic_bool* cancelFlag = nullptr,
+        const std::function<void(ReviewStage, int, int)>& progress = {});
 
     bool isRunning() const;
 
@@ -59,7 +59,7 @@ signals:
 
 private:
     std::shared_ptr<std::atomic_bool> m_cancel;
-    std::atomic_bool m_running{false};
+    std::atomic_bool m_running { false };
 };
 
 } // namespace cw

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <QDir>
 #include <QFileInfo>
+#include <QSet>
 #include <cstdio>
 #include <numeric>
 
@@ -16,9 +17,12 @@ int runTrainHeads(std::span<char*> args)
     CLI::App app { "Train the fast clause classifier", "train-heads" };
     std::string data;
     std::string out;
+    std::string exclude;
     app.add_option("--data", data, "labelled contracts, JSON Lines (.jsonl or .jsonl.xz)")
         ->required();
     app.add_option("--out", out, "folder to write cuad_classifier.cwm into")->required();
+    app.add_option(
+        "--exclude", exclude, "JSON Lines file of contracts to leave out (held out for tests)");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -28,6 +32,20 @@ int runTrainHeads(std::span<char*> args)
     if (!contracts) {
         std::fprintf(stderr, "train-heads: %s\n", contracts.error().message.c_str());
         return 1;
+    }
+    if (!exclude.empty()) {
+        auto held = cw::heads::readLabelledContracts(QString::fromStdString(exclude));
+        if (!held) {
+            std::fprintf(stderr, "train-heads: %s\n", held.error().message.c_str());
+            return 1;
+        }
+        QSet<QString> ids;
+        for (const auto& c : *held)
+            ids.insert(c.id);
+        contracts->removeIf(
+            [&ids](const cw::heads::LabelledContract& c) { return ids.contains(c.id); });
+        std::fprintf(stderr, "left out %d contracts, training on %d\n", int(ids.size()),
+            int(contracts->size()));
     }
     const QString folder = QString::fromStdString(out);
     if (!QDir().mkpath(folder)) {

@@ -1,0 +1,94 @@
+// `clausewright-cli review FILE`: the headless review. Reads the contract, finds its
+// clauses, runs the heads and the playbook, and writes the report (JSON, Markdown, HTML,
+// PDF) to --out or to standard output.
+#include "app/cli/cli_command.h"
+#include "app/report/report_exporter.h"
+#include "app/review/review_pipeline.h"
+
+#include <CLI/CLI.hpp>
+#include <QFileInfo>
+#include <QGuiApplication>
+#include <cstdio>
+#include <memory>
+
+namespace {
+
+int runReview(std::span<char*> args)
+{
+    CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
+    std::string file, model, playbook, heads = "fast", format = "json", out;
+    bool textOnly = false;
+    app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
+    app.add_option("--model", model, "GGUF file or Hugging Face folder for the LLM head");
+    app.add_option("--playbook", playbook, "playbook YAML/JSON (default: the bundled one)");
+    app.add_option("--heads", heads, "which heads run: fast, llm or all")
+        ->check(CLI::IsMember({ "fast", "llm", "all" }));
+    app.add_option("--format", format, "json, md, html or pdf")
+        ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
+    app.add_option(
+        "--out", out, "write the report here (default: standard output; pdf needs --out)");
+    app.add_flag(
+        "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
+    try {
+        app.parse(int(args.size()), args.data());
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    const auto reportFormat = cw::reportFormatFromName(QString::fromStdString(format));
+    if (!reportFormat) {
+        std::fprintf(stderr, "review: unknown format '%s'\n", format.c_str());
+        return 2;
+    }
+    if (*reportFormat == cw::ReportFormat::Pdf && out.empty()) {
+        std::fprintf(stderr, "review: --format pdf needs --out FILE\n");
+        return 2;
+    }
+    if (!QFileInfo::exists(QString::fromStdString(file))) {
+        std::fprintf(stderr, "review: %s: no such file\n", file.c_str());
+        return 1;
+    }
+    // PDF reports need fonts, hence a QGuiApplication; offscreen so no display is needed.
+    if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM"))
+        qputenv("QT_QPA_PLATFORM", "offscreen");
+    int argc = 1;
+    char* argv[] = { args[0], nullptr };
+    QGuiApplication qtApp(argc, argv);
+    QCoreApplication::setApplicationName("clausewright");
+
+    cw::ReviewOptions options;
+    options.heads = QString::fromStdString(heads);
+    options.modelPath = QString::fromStdString(model);
+    options.playbookPath = QString::fromStdString(playbook);
+    options.textOnly = textOnly;
+    auto review = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options);
+    if (!review) {
+        std::fprintf(stderr, "review: %s\n", review.error().message.c_str());
+        return 1;
+    }
+    for (const QString& warning : review->document.warnings)
+        std::fprintf(stderr, "review: warning: %s\n", qPrintable(warning));
+    if (!out.empty()) {
+        if (auto written = cw::exportReview(*review, *reportFormat, QString::fromStdString(out));
+            !written) {
+            std::fprintf(stderr, "review: %s\n", written.error().message.c_str());
+            return 1;
+        }
+        std::fprintf(stderr, "review: %lld findings, wrote %s\n",
+            qlonglong(review->findings.size()), out.c_str());
+        return 0;
+    }
+    auto bytes = cw::renderReport(*review, *reportFormat);
+    if (!bytes) {
+        std::fprintf(stderr, "review: %s\n", bytes.error().message.c_str());
+        return 1;
+    }
+    std::fwrite(bytes->constData(), 1, size_t(bytes->size()), stdout);
+    if (!bytes->endsWith('\n'))
+        std::fputc('\n', stdout);
+    return 0;
+}
+
+const cw::cli::CliCommandRegistration kRegistration { { "review",
+    "review a contract: clauses, findings, risks (json, md, html, pdf)", runReview } };
+
+} // namespace

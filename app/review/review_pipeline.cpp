@@ -1,0 +1,185 @@
+#include "app/review/review_pipeline.h"
+
+#include "app/ingest/document_reader.h"
+#include "app/playbook/playbook.h"
+#include "app/plugins/plugin_host.h"
+#include "app/segment/clause_segmenter.h"
+
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
+#include <qcoro/qcorofuture.h>
+
+namespace cw {
+
+QString reviewStageName(ReviewStage stage)
+{
+    switch (stage) {
+    case ReviewStage::Reading:
+        return QStringLiteral("reading");
+    case ReviewStage::Segmenting:
+        return QStringLiteral("segmenting");
+    case ReviewStage::Heads:
+        return QStringLiteral("heads");
+    case ReviewStage::ModelReview:
+        return QStringLiteral("model review");
+    case ReviewStage::Playbook:
+        return QStringLiteral("playbook");
+    case ReviewStage::Done:
+        return QStringLiteral("done");
+    }
+    return {};
+}
+
+ReviewPipeline::ReviewPipeline(QObject* parent)
+    : QObject(parent)
+    , m_cancel(std::make_shared<std::atomic_bool>(false))
+{
+}
+
+ReviewPipeline::~ReviewPipeline()
+{
+    // A review still running finishes on its own; it only reads the shared cancel flag.
+    m_cancel->store(true);
+}
+
+bool ReviewPipeline::isRunning() const
+{
+    return m_running.load();
+}
+
+void ReviewPipeline::cancel()
+{
+    m_cancel->store(true);
+}
+
+Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOptions& options,
+    const std::atomic_bool* cancelFlag, const std::function<void(ReviewStage, int, int)>& progress)
+{
+    auto cancelled = [cancelFlag] { return cancelFlag && cancelFlag->load(); };
+    auto report = [&progress](ReviewStage stage, int done, int total) {
+        if (progress)
+            progress(stage, done, total);
+    };
+    if (options.heads != "fast" && options.heads != "llm" && options.heads != "all")
+        return makeError(
+            "heads must be fast, llm or all, not '" + options.heads.toStdString() + "'");
+    if (options.heads == "llm")
+        return makeError("the LLM head is not available in this build (needs the engine's "
+                         "generation loop); use --heads fast");
+    // The playbook first: a bad one fails before any slow work.
+    const QString playbookPath
+        = options.playbookPath.isEmpty() ? defaultPlaybookPath() : options.playbookPath;
+    auto playbook = loadPlaybook(playbookPath);
+    if (!playbook)
+        return playbook.error();
+
+    Review review;
+    review.createdAt = QDateTime::currentDateTimeUtc();
+    QElapsedTimer timer;
+    timer.start();
+    report(ReviewStage::Reading, 0, 0);
+    Result<Document> document = Error {};
+    if (options.textOnly) {
+        document = readText(path);
+    } else {
+        ReadOptions read;
+        read.progress = [&](int done, int total) {
+            report(ReviewStage::Reading, done, total);
+            return !cancelled();
+        };
+        document = readDocument(path, read);
+    }
+    if (!document)
+        return document.error();
+    if (cancelled())
+        return makeError("cancelled");
+    review.document = std::move(document.value());
+    review.timingsMs["ingest"] = timer.restart();
+    if (review.document.text.trimmed().isEmpty())
+        return makeError(
+            path.toStdString() + ": no text to review (an image-only PDF needs OCR first)");
+
+    report(ReviewStage::Segmenting, 0, 0);
+    review.clauses = segmentClauses(review.document);
+    review.timingsMs["segment"] = timer.restart();
+    if (cancelled())
+        return makeError("cancelled");
+
+    PluginHost host(options.pluginFolders);
+    const QList<LoadedHead> heads
+        = host.heads(options.heads == "all" ? QStringLiteral("all") : options.heads);
+    for (const QString& error : host.errors())
+        review.document.warnings.append("plugin skipped: " + error);
+    if (heads.isEmpty())
+        return makeError(
+            "no clause heads could be loaded: " + host.errors().join("; ").toStdString());
+    QJsonArray headList;
+    int done = 0;
+    for (const LoadedHead& h : heads) {
+        report(ReviewStage::Heads, done, int(heads.size()));
+        HeadRunContext context;
+        context.cancelled = cancelled;
+        auto found = h.head->find(review.document, review.clauses, context);
+        if (!found) {
+            if (cancelled())
+                return makeError("cancelled");
+            review.document.warnings.append(
+                h.metadata.id + ": " + QString::fromStdString(found.error().message));
+            continue;
+        }
+        for (Finding& f : found.value()) {
+            if (f.page == 0)
+                f.page = review.document.pageAt(f.start);
+            review.findings.append(std::move(f));
+        }
+        headList.append(QJsonObject { { "id", h.metadata.id }, { "version", h.metadata.version },
+            { "kind", headKindName(h.metadata.kind) }, { "origin", h.origin } });
+        ++done;
+    }
+    report(ReviewStage::Heads, done, int(heads.size()));
+    review.timingsMs["heads"] = timer.restart();
+    if (cancelled())
+        return makeError("cancelled");
+
+    report(ReviewStage::Playbook, 0, 0);
+    std::stable_sort(review.findings.begin(), review.findings.end(),
+        [](const Finding& a, const Finding& b) { return a.start < b.start; });
+    applyPlaybook(*playbook, review);
+    review.settings = QJsonObject { { "heads", options.heads }, { "head_list", headList },
+        { "playbook", playbookPath }, { "text_only", options.textOnly } };
+    review.timingsMs["playbook"] = timer.restart();
+    report(ReviewStage::Done, 1, 1);
+    return review;
+}
+
+QCoro::Task<Result<Review>> ReviewPipeline::review(QString path, ReviewOptions options)
+{
+    if (m_running.exchange(true))
+        co_return makeError("a review is already running");
+    m_cancel = std::make_shared<std::atomic_bool>(false);
+    std::shared_ptr<std::atomic_bool> flag = m_cancel;
+    QPointer<ReviewPipeline> self(this);
+    auto progressToUi = [self](ReviewStage stage, int done, int total) {
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, stage, done, total] {
+                if (self)
+                    emit self->progress(stage, done, total);
+            },
+            Qt::QueuedConnection);
+    };
+    Result<Review> result = co_await QtConcurrent::run([path, options, flag, progressToUi] {
+        return runBlocking(path, options, flag.get(), progressToUi);
+    });
+    if (self) {
+        self->m_running.store(false);
+        emit self->finished();
+    }
+    co_return result;
+}
+
+} // namespace cw
