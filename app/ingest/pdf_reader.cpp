@@ -6,9 +6,12 @@
 #include <QCryptographicHash>
 #include <QImage>
 #include <QLoggingCategory>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <poppler-qt6.h>
+#include <thread>
+#include <vector>
 
 Q_LOGGING_CATEGORY(lcPoppler, "cw.ingest.poppler", QtWarningMsg)
 
@@ -66,6 +69,29 @@ ingest::LayoutPage readPage(const Poppler::Page& page, int number)
     return out;
 }
 
+constexpr int kParallelPages = 8; // below this a second thread costs more than it saves
+
+struct PageResult {
+    ingest::LayoutPage page;
+    bool scanned = false; // no text layer, but ink: an image of text
+    bool damaged = false;
+};
+
+PageResult readPageAt(Poppler::Document* pdf, int index)
+{
+    PageResult result;
+    std::unique_ptr<Poppler::Page> page = pdf ? pdf->page(index) : nullptr;
+    if (!page) {
+        result.page.number = index + 1;
+        result.page.hasTextLayer = false;
+        result.damaged = true;
+        return result;
+    }
+    result.page = readPage(*page, index + 1);
+    result.scanned = !result.page.hasTextLayer && pageHasInk(*page);
+    return result;
+}
+
 } // namespace
 
 Result<Document> readPdfBytes(
@@ -94,25 +120,43 @@ Result<Document> readPdfBytes(
     document.sha256
         = QString::fromLatin1(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
 
+    // Pages are independent: the second half is read on a second thread from its own
+    // Poppler document (a Poppler document is not shared between threads), the first half
+    // here, so progress and page 1 come from this thread.
+    std::vector<PageResult> results { std::size_t(pageCount) };
+    std::atomic<bool> cancelled = false;
+    const int split = pageCount >= kParallelPages ? (pageCount + 1) / 2 : pageCount;
+    std::thread worker;
+    if (split < pageCount) {
+        worker = std::thread([&bytes, &results, &cancelled, split, pageCount] {
+            std::unique_ptr<Poppler::Document> second = Poppler::Document::loadFromData(bytes);
+            for (int i = split; i < pageCount && !cancelled; ++i)
+                results[std::size_t(i)] = readPageAt(second.get(), i);
+        });
+    }
+    for (int i = 0; i < split; ++i) {
+        results[std::size_t(i)] = readPageAt(pdf.get(), i);
+        if (options.progress && !options.progress(i + 1, pageCount)) {
+            cancelled = true;
+            break;
+        }
+    }
+    if (worker.joinable())
+        worker.join();
+    if (cancelled)
+        return makeError(quoted(name) + ": reading cancelled");
+    if (options.progress && split < pageCount && !options.progress(pageCount, pageCount))
+        return makeError(quoted(name) + ": reading cancelled");
     QList<ingest::LayoutPage> pages;
     pages.reserve(pageCount);
     QList<int> scanned;
-    for (int i = 0; i < pageCount; ++i) {
-        std::unique_ptr<Poppler::Page> page = pdf->page(i);
-        ingest::LayoutPage laid;
-        if (page) {
-            laid = readPage(*page, i + 1);
-            if (!laid.hasTextLayer && pageHasInk(*page))
-                scanned.append(i + 1);
-        } else {
-            laid.number = i + 1;
-            laid.hasTextLayer = false;
+    for (PageResult& result : results) {
+        if (result.damaged)
             document.warnings.append(
-                QStringLiteral("page %1 could not be read (damaged page)").arg(i + 1));
-        }
-        pages.append(std::move(laid));
-        if (options.progress && !options.progress(i + 1, pageCount))
-            return makeError(quoted(name) + ": reading cancelled");
+                QStringLiteral("page %1 could not be read (damaged page)").arg(result.page.number));
+        if (result.scanned)
+            scanned.append(result.page.number);
+        pages.append(std::move(result.page));
     }
     if (scanned.size() == pageCount)
         return makeError(quoted(name) + ": no page has a text layer (" + std::to_string(pageCount)
