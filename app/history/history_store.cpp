@@ -2,7 +2,6 @@
 
 #include <QCoroFuture>
 #include <QFuture>
-#include <QPointer>
 #include <QPromise>
 #include <memory>
 
@@ -44,58 +43,61 @@ template <typename T, typename Fn> QCoro::Task<Result<T>> HistoryStore::onWorker
     co_return co_await future; // always holds one result: the destructor drains the queue
 }
 
+// The public calls are plain functions returning onWorker's task, not coroutines: GCC 12
+// destroys temporaries inside a co_await expression twice (a lambda capturing a Review
+// crashed). Signals are emitted on the worker; Qt queues them to receivers on other threads.
 QCoro::Task<Result<void>> HistoryStore::open()
 {
-    co_return co_await onWorker<void>([](HistoryDatabase&) { return Result<void>(); });
+    return onWorker<void>([](HistoryDatabase&) { return Result<void>(); });
 }
 
 QCoro::Task<Result<qint64>> HistoryStore::save(Review review)
 {
-    QPointer<HistoryStore> self(this);
-    Result<qint64> saved = co_await onWorker<qint64>(
-        [review = std::move(review)](HistoryDatabase& db) { return db.save(review); });
-    if (saved && self)
-        emit self->reviewSaved(saved.value());
-    co_return saved;
+    return onWorker<qint64>([this, review = std::move(review)](HistoryDatabase& db) {
+        Result<qint64> saved = db.save(review);
+        if (saved)
+            emit reviewSaved(saved.value());
+        return saved;
+    });
 }
 
 QCoro::Task<Result<HistoryPage>> HistoryStore::list(int offset, int limit)
 {
-    co_return co_await onWorker<HistoryPage>(
+    return onWorker<HistoryPage>(
         [offset, limit](HistoryDatabase& db) { return db.list(offset, limit); });
 }
 
 QCoro::Task<Result<Review>> HistoryStore::load(qint64 id)
 {
-    co_return co_await onWorker<Review>([id](HistoryDatabase& db) { return db.load(id); });
+    return onWorker<Review>([id](HistoryDatabase& db) { return db.load(id); });
 }
 
 QCoro::Task<Result<QList<HistorySearchHit>>> HistoryStore::search(QString query, int limit)
 {
-    co_return co_await onWorker<QList<HistorySearchHit>>(
+    return onWorker<QList<HistorySearchHit>>(
         [query = std::move(query), limit](HistoryDatabase& db) { return db.search(query, limit); });
 }
 
 QCoro::Task<Result<void>> HistoryStore::remove(qint64 id)
 {
-    QPointer<HistoryStore> self(this);
-    Result<void> removed
-        = co_await onWorker<void>([id](HistoryDatabase& db) { return db.remove(id); });
-    if (removed && self)
-        emit self->reviewRemoved(id);
-    co_return removed;
+    return onWorker<void>([this, id](HistoryDatabase& db) {
+        Result<void> removed = db.remove(id);
+        if (removed)
+            emit reviewRemoved(id);
+        return removed;
+    });
 }
 
 QCoro::Task<Result<void>> HistoryStore::editFinding(
     qint64 reviewId, int findingIndex, FindingEdit edit)
 {
-    QPointer<HistoryStore> self(this);
-    Result<void> edited = co_await onWorker<void>(
-        [reviewId, findingIndex, edit = std::move(edit)](
-            HistoryDatabase& db) { return db.editFinding(reviewId, findingIndex, edit); });
-    if (edited && self)
-        emit self->findingEdited(reviewId, findingIndex);
-    co_return edited;
+    return onWorker<void>(
+        [this, reviewId, findingIndex, edit = std::move(edit)](HistoryDatabase& db) {
+            Result<void> edited = db.editFinding(reviewId, findingIndex, edit);
+            if (edited)
+                emit findingEdited(reviewId, findingIndex);
+            return edited;
+        });
 }
 
 } // namespace cw
