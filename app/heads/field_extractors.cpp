@@ -331,7 +331,9 @@ QList<Party> findParties(const QString& text)
         Party party;
         party.name = { name, start, start + name.size() };
         const auto d = defined.match(QStringView(text).mid(m.capturedEnd(1), 300));
-        if (d.hasMatch()) {
+        static const QRE notAParty(
+            QStringLiteral("agreement|contract|date|term\\b|amendment"), kCi);
+        if (d.hasMatch() && !notAParty.match(d.captured(1)).hasMatch()) {
             const qsizetype ds = m.capturedEnd(1) + d.capturedStart(1);
             party.definedName = Located<QString> { d.captured(1), ds, ds + d.capturedLength(1) };
         }

@@ -145,6 +145,23 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
     if (cancelled())
         return makeError("cancelled");
 
+    // The field extractors' values join the CUAD findings of the same clause; findings of
+    // no CUAD category are not reported on their own.
+    QList<Finding> fieldFindings;
+    for (qsizetype i = review.findings.size() - 1; i >= 0; --i) {
+        if (review.findings[i].category == QLatin1String("Fields"))
+            fieldFindings.append(review.findings.takeAt(i));
+    }
+    for (Finding& f : review.findings) {
+        for (const Finding& values : fieldFindings) {
+            if (values.start <= f.start && values.end >= f.end) {
+                for (auto it = values.fields.begin(); it != values.fields.end(); ++it) {
+                    if (!f.fields.contains(it.key()))
+                        f.fields.insert(it.key(), it.value());
+                }
+            }
+        }
+    }
     report(ReviewStage::Playbook, 0, 0);
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
