@@ -8,7 +8,7 @@ packages=(
   qt6-base-dev qt6-base-dev-tools qt6-declarative-dev qml6-module-qtquick
   qml6-module-qtquick-controls libqt6sql6-sqlite qt6-svg-dev qt6-tools-dev qt6-tools-dev-tools
   qt6-l10n-tools libpoppler-qt6-dev qcoro-qt6-dev libsqlite3-dev libquazip1-qt6-dev
-  nlohmann-json3-dev libpcre2-dev libcli11-dev liblzma-dev libyaml-cpp-dev
+  nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev liblzma-dev libyaml-cpp-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth fonts-dejavu fonts-noto-cjk poppler-utils xz-utils
 )

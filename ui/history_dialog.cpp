@@ -145,7 +145,8 @@ void HistoryListModel::fetchMore(const QModelIndex& parent)
     const int offset = int(m_entries.size());
     auto task = [](HistoryListModel* self, cw::HistoryStore* store, int offset,
                     quint64 generation) -> QCoro::Task<> {
-        auto page = co_await store->list(offset, kPageSize);
+        auto listing = store->list(offset, kPageSize); // named: see MainWindow::onReviewReady
+        auto page = co_await listing;
         if (generation != self->m_generation)
             co_return; // reloaded or switched to search meanwhile
         self->m_fetching = false;
@@ -229,7 +230,8 @@ void HistoryDialog::search()
         return;
     }
     auto task = [](HistoryDialog* self, QString query) -> QCoro::Task<> {
-        auto hits = co_await self->m_store->search(query, 200);
+        auto searching = self->m_store->search(query, 200);
+        auto hits = co_await searching;
         if (query != self->m_search->text().trimmed())
             co_return; // the user typed on
         if (!hits) {
@@ -265,7 +267,8 @@ void HistoryDialog::deleteSelected()
         != QMessageBox::Yes)
         return;
     auto task = [](HistoryDialog* self, qint64 id) -> QCoro::Task<> {
-        auto removed = co_await self->m_store->remove(id);
+        auto removing = self->m_store->remove(id);
+        auto removed = co_await removing;
         if (!removed)
             self->m_status->setText(QString::fromStdString(removed.error().message));
         self->m_model->reload();

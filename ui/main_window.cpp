@@ -275,7 +275,10 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
         notices.prepend(m_reviewView->documentError());
     if (!notices.isEmpty())
         m_messageBar->showMessage(notices.join(QLatin1Char('\n')), MessageBar::Kind::Info);
-    auto saved = co_await m_history->save(review);
+    // Tasks are named before co_await: GCC 12 destroys temporaries of a co_await
+    // full-expression twice.
+    auto saving = m_history->save(review);
+    auto saved = co_await saving;
     if (!saved) {
         showError(tr("The review is shown but could not be saved to the history: %1")
                       .arg(QString::fromStdString(saved.error().message)));
@@ -298,7 +301,8 @@ QCoro::Task<> MainWindow::onFindingEdited(
     edit.category = category;
     edit.risk = risk;
     edit.comment = comment;
-    auto result = co_await m_history->editFinding(id, index, edit);
+    auto editing = m_history->editFinding(id, index, edit);
+    auto result = co_await editing;
     if (!result)
         showError(tr("Your correction could not be saved: %1")
                       .arg(QString::fromStdString(result.error().message)));
@@ -357,7 +361,8 @@ void MainWindow::showHistory()
 
 QCoro::Task<bool> MainWindow::openFromHistory(qint64 reviewId)
 {
-    auto loaded = co_await m_history->load(reviewId);
+    auto loading = m_history->load(reviewId);
+    auto loaded = co_await loading;
     if (!loaded) {
         showError(QString::fromStdString(loaded.error().message));
         co_return false;

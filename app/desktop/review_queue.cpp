@@ -1,5 +1,7 @@
 #include "app/desktop/review_queue.h"
 
+#include <qcoro/qcorotask.h>
+
 namespace cw {
 
 ReviewQueue::ReviewQueue(QObject* parent)
@@ -13,7 +15,7 @@ void ReviewQueue::enqueue(const QString& path)
     m_queue.enqueue(path);
     emit queueChanged(pending());
     if (!m_busy)
-        runQueue();
+        startNext();
 }
 
 void ReviewQueue::cancelCurrent()
@@ -29,22 +31,33 @@ void ReviewQueue::cancelAll()
     cancelCurrent();
 }
 
-QCoro::Task<> ReviewQueue::runQueue()
+ReviewQueue::~ReviewQueue()
 {
+    // The review in flight finishes on its worker; QCoro::connect drops its result because
+    // this object (its context) is gone by then.
+    m_queue.clear();
+    m_pipeline.cancel();
+}
+
+void ReviewQueue::startNext()
+{
+    if (m_queue.isEmpty()) {
+        m_current.clear();
+        m_busy = false;
+        emit idle();
+        return;
+    }
     m_busy = true;
-    while (!m_queue.isEmpty()) {
-        m_current = m_queue.dequeue();
-        emit queueChanged(pending());
-        emit started(m_current);
-        Result<Review> result = co_await m_pipeline.review(m_current, m_options);
+    m_current = m_queue.dequeue();
+    emit queueChanged(pending());
+    emit started(m_current);
+    QCoro::connect(m_pipeline.review(m_current, m_options), this, [this](Result<Review> result) {
         if (result)
             emit reviewReady(result.value());
         else
             emit failed(m_current, QString::fromStdString(result.error().message));
-    }
-    m_current.clear();
-    m_busy = false;
-    emit idle();
+        startNext();
+    });
 }
 
 } // namespace cw

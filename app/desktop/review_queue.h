@@ -4,7 +4,6 @@
 
 #include <QObject>
 #include <QQueue>
-#include <qcoro/qcorotask.h>
 
 namespace cw {
 
@@ -14,6 +13,7 @@ class ReviewQueue : public QObject {
     Q_OBJECT
 public:
     explicit ReviewQueue(QObject* parent = nullptr);
+    ~ReviewQueue() override;
 
     void setOptions(const ReviewOptions& options) { m_options = options; }
     const ReviewOptions& options() const { return m_options; }
@@ -36,7 +36,7 @@ signals:
     void idle();
 
 private:
-    QCoro::Task<> runQueue();
+    void startNext();
 
     ReviewPipeline m_pipeline;
     ReviewOptions m_options;

@@ -189,9 +189,12 @@ QCoro::Task<Result<Review>> ReviewPipeline::review(QString path, ReviewOptions o
             },
             Qt::QueuedConnection);
     };
-    Result<Review> result = co_await QtConcurrent::run([path, options, flag, progressToUi] {
+    // The future is made outside the co_await expression: GCC 12 destroys temporaries of a
+    // co_await full-expression twice, which here double-released the QPointer in the lambda.
+    QFuture<Result<Review>> future = QtConcurrent::run([path, options, flag, progressToUi] {
         return runBlocking(path, options, flag.get(), progressToUi);
     });
+    Result<Review> result = co_await future;
     if (self) {
         self->m_running.store(false);
         emit self->finished();

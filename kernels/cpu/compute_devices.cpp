@@ -1,9 +1,12 @@
 #include "kernels/compute_devices.h"
 
+#include "kernels/cpu/cpu_features.h"
+
 #include <fstream>
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 namespace cw::kernels {
 
@@ -30,17 +33,13 @@ std::string cpuModelName()
 std::string cpuExtensions()
 {
     std::string extensions;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
-        extensions += "avx2 ";
-    if (__builtin_cpu_supports("fma"))
-        extensions += "fma ";
-    if (__builtin_cpu_supports("f16c"))
-        extensions += "f16c ";
-    if (__builtin_cpu_supports("avx512f"))
-        extensions += "avx512f ";
-#endif
+    const CpuFeatures& cpu = cpuFeatures();
+    for (const auto& [present, name] :
+        { std::pair { cpu.avx2, "avx2 " }, std::pair { cpu.fma, "fma " },
+            std::pair { cpu.f16c, "f16c " }, std::pair { cpu.avx512f, "avx512f " } }) {
+        if (present)
+            extensions += name;
+    }
     if (!extensions.empty())
         extensions.pop_back();
     return extensions;
@@ -56,7 +55,8 @@ std::vector<ComputeDevice> listComputeDevices()
     cpu.name = cpuModelName();
     const long pages = sysconf(_SC_PHYS_PAGES);
     const long pageSize = sysconf(_SC_PAGESIZE);
-    cpu.memoryBytes = pages > 0 && pageSize > 0 ? std::uint64_t(pages) * std::uint64_t(pageSize) : 0;
+    cpu.memoryBytes
+        = pages > 0 && pageSize > 0 ? std::uint64_t(pages) * std::uint64_t(pageSize) : 0;
     cpu.computeUnits = int(std::thread::hardware_concurrency());
     cpu.capability = cpuExtensions();
     devices.push_back(cpu);

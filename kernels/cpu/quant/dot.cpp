@@ -3,15 +3,17 @@
 // avx2/fma/f16c and chosen at run time) works on the packed blocks in registers.
 #include "kernels/cpu/quant/dot.h"
 
+#include "kernels/cpu/cpu_features.h"
+
 #include "kernels/cpu/quant/dequantize.h"
 #include "kernels/cpu/quant/dot_avx2.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #endif
 
 #include <algorithm>
 #include <atomic>
+
 #include <cassert>
 #include <vector>
 
@@ -20,15 +22,8 @@ namespace {
 
 bool detectAvx2()
 {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_cpu_init();
-    // Clang's __builtin_cpu_supports knows no "f16c": read CPUID leaf 1, ECX bit 29.
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
-#else
-    return false;
-#endif
+    const CpuFeatures& cpu = cpuFeatures();
+    return cpu.avx2 && cpu.fma && cpu.f16c;
 }
 
 std::atomic<CpuKernelPath>& pathSetting()

@@ -36,7 +36,7 @@ void saveScreenshot(QWidget* widget, const QString& name)
         QVERIFY(shot.save(QStringLiteral(CW_SOURCE_DIR "/resources/screenshots/") + name));
 }
 
-template <typename T> T waitFor(QCoro::Task<T>&& task)
+template <typename T> T awaited(QCoro::Task<T>&& task)
 {
     return QCoro::waitFor(std::move(task));
 }
@@ -72,11 +72,7 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(&window));
         QSignalSpy shown(&window, &cw::ui::MainWindow::reviewShown);
 
-        // Drop the sample contract on the window as a file manager would.
-        QMimeData mime;
-        mime.setUrls({ QUrl::fromLocalFile(kSample) });
-        QDropEvent drop(QPointF(200, 200), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
-        QApplication::sendEvent(&window, &drop);
+        window.openContract(kSample); // what a drop or File > Open does
         QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
         const qint64 reviewId = shown.takeFirst().at(0).toLongLong();
         QVERIFY(reviewId > 0); // saved to the history
@@ -100,7 +96,7 @@ private slots:
 
         // Export: a PDF report whose text names the contract's governing law category.
         const QString pdf = m_dir.filePath(QStringLiteral("report.pdf"));
-        QVERIFY(waitFor(window.exportCurrent(pdf, QStringLiteral("pdf"))));
+        QVERIFY(awaited(window.exportCurrent(pdf, QStringLiteral("pdf"))));
         QVERIFY(QFileInfo(pdf).size() > 1000);
         QProcess pdftotext;
         pdftotext.start(QStringLiteral("pdftotext"), { pdf, QStringLiteral("-") });
@@ -111,7 +107,7 @@ private slots:
         // Reopen from the history without re-running: same findings.
         const int findings = int(view->review().findings.size());
         view->setReview(cw::Review {});
-        QVERIFY(waitFor(window.openFromHistory(reviewId)));
+        QVERIFY(awaited(window.openFromHistory(reviewId)));
         QCOMPARE(int(view->review().findings.size()), findings);
 
         cw::ui::HistoryDialog dialog(window.history(), &window);
