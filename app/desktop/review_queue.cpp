@@ -13,8 +13,9 @@ ReviewQueue::ReviewQueue(QObject* parent)
 void ReviewQueue::enqueue(const QString& path)
 {
     m_queue.enqueue(path);
-    emit queueChanged(pending());
-    if (!m_busy)
+    if (m_busy)
+        emit queueChanged(pending());
+    else
         startNext();
 }
 

@@ -38,11 +38,12 @@ ReviewPipeline::ReviewPipeline(QObject* parent)
     : QObject(parent)
     , m_cancel(std::make_shared<std::atomic_bool>(false))
 {
+    m_pool.setMaxThreadCount(1);
 }
 
 ReviewPipeline::~ReviewPipeline()
 {
-    // A review still running finishes on its own; it only reads the shared cancel flag.
+    // A review still running stops at its next cancel check; m_pool's destructor waits.
     m_cancel->store(true);
 }
 
@@ -191,7 +192,7 @@ QCoro::Task<Result<Review>> ReviewPipeline::review(QString path, ReviewOptions o
     };
     // The future is made outside the co_await expression: GCC 12 destroys temporaries of a
     // co_await full-expression twice, which here double-released the QPointer in the lambda.
-    QFuture<Result<Review>> future = QtConcurrent::run([path, options, flag, progressToUi] {
+    QFuture<Result<Review>> future = QtConcurrent::run(&m_pool, [path, options, flag, progressToUi] {
         return runBlocking(path, options, flag.get(), progressToUi);
     });
     Result<Review> result = co_await future;

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QString>
 #include <QStringList>
+#include <QThreadPool>
 #include <QtGlobal>
 #include <atomic>
 #include <functional>
@@ -38,7 +39,7 @@ public:
     explicit ReviewPipeline(QObject* parent = nullptr);
     ~ReviewPipeline() override;
 
-    // The review of `path`, computed on the global QThreadPool. Errors name the file
+    // The review of `path`, computed on the pipeline's own worker thread. Errors name the file
     // (unreadable, corrupt, no text layer, bad playbook) or say "cancelled".
     QCoro::Task<Result<Review>> review(QString path, ReviewOptions options);
 
@@ -60,6 +61,9 @@ signals:
 private:
     std::shared_ptr<std::atomic_bool> m_cancel;
     std::atomic_bool m_running { false };
+    // Its own worker: a review never waits behind unrelated work on the global pool, and
+    // the destructor waits for the review in flight (cancelled first).
+    QThreadPool m_pool;
 };
 
 } // namespace cw
