@@ -25,7 +25,7 @@ case "$mode" in
   run)
     installer/install-deps.sh
     configure build -DCMAKE_BUILD_TYPE=Release
-    cmake --build build -j "$jobs"
+    cmake --build build -j "$jobs" >&2 # progress on stderr: stdout is the report
     sample=${2:-resources/samples/sample-contract.pdf}
     exec build/app/clausewright-cli review "$sample" --heads fast --format md
     ;;
@@ -48,6 +48,7 @@ case "$mode" in
     configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCW_FUZZ=ON -DCW_WITH_CUDA=OFF \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCW_ENGINE_ONLY=OFF
     cmake --build build-fuzz -j "$jobs" --target cw_fuzz_all
+    status=0
     for target in build-fuzz/tests/fuzz/*/fuzz_*; do
       [[ -x "$target" ]] || continue
       name=$(basename "$target")
@@ -55,8 +56,15 @@ case "$mode" in
       work="build-fuzz/corpus/$name"
       mkdir -p "$work"
       echo "== $name for ${seconds}s"
-      "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" "$corpus_src" 2>&1 | tail -n 3
+      if ! "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" "$corpus_src" \
+        >"$work.log" 2>&1; then
+        tail -n 40 "$work.log"
+        status=1
+      else
+        tail -n 2 "$work.log"
+      fi
     done
+    exit $status
     ;;
   *)
     echo "usage: installer/dev.sh run|test|sanitize|fuzz [seconds]" >&2
