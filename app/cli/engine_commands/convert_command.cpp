@@ -1,9 +1,9 @@
 // `clausewright-cli convert`: a Hugging Face folder to a llama.cpp GGUF file, quantized.
 #include "app/cli/cli_command.h"
+#include "app/cli/engine_commands/gguf_write_report.h"
 #include "engine/model_files/hf_gguf_converter.h"
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 
 namespace {
@@ -25,32 +25,9 @@ int runConvert(std::span<char*> args)
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    const auto start = std::chrono::steady_clock::now();
-    int lastPercent = -1;
-    auto summary = cw::engine::convertHfToGguf(
-        from, to, quant, [&lastPercent](std::size_t done, std::size_t total) {
-            const int percent = int(done * 100 / total);
-            if (percent / 10 != lastPercent / 10) {
-                std::fprintf(stderr, "\rconvert: %3d%%", percent);
-                lastPercent = percent;
-            }
-        });
-    std::fprintf(stderr, "\n");
-    if (!summary) {
-        std::fprintf(stderr, "convert: %s\n", summary.error().message.c_str());
-        return 1;
-    }
-    const double seconds
-        = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("%s: %zu tensors, %.3f GiB in %.1f s (", to.c_str(), summary->tensorCount,
-        double(summary->fileBytes) / double(1ull << 30), seconds);
-    bool first = true;
-    for (const auto& [type, count] : summary->tensorsPerType) {
-        std::printf("%s%s x%zu", first ? "" : ", ", type.c_str(), count);
-        first = false;
-    }
-    std::printf(")\n");
-    return 0;
+    cw::cli::GgufWriteReport report("convert");
+    const auto summary = cw::engine::convertHfToGguf(from, to, quant, report.progress());
+    return report.finish(to, summary);
 }
 
 const cw::cli::CliCommandRegistration kRegistration { { "convert",

@@ -1,10 +1,10 @@
 // `clausewright-cli synth`: a random-weight GGUF with the exact geometry of a model, for
 // benchmarks and tests.
 #include "app/cli/cli_command.h"
+#include "app/cli/engine_commands/gguf_write_report.h"
 #include "engine/model_files/model_presets.h"
 
 #include <CLI/CLI.hpp>
-#include <chrono>
 #include <cstdio>
 
 namespace {
@@ -42,32 +42,9 @@ int runSynth(std::span<char*> args)
         std::fprintf(stderr, "synth: --out FILE.gguf is required\n");
         return 2;
     }
-    const auto start = std::chrono::steady_clock::now();
-    int lastPercent = -1;
-    auto summary = cw::engine::synthesizeGguf(
-        *found, quant, seed, out, [&lastPercent](std::size_t done, std::size_t total) {
-            const int percent = int(done * 100 / total);
-            if (percent / 10 != lastPercent / 10) {
-                std::fprintf(stderr, "\rsynth: %3d%%", percent);
-                lastPercent = percent;
-            }
-        });
-    std::fprintf(stderr, "\n");
-    if (!summary) {
-        std::fprintf(stderr, "synth: %s\n", summary.error().message.c_str());
-        return 1;
-    }
-    const double seconds
-        = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("%s: %zu tensors, %.2f GiB in %.1f s (", out.c_str(), summary->tensorCount,
-        double(summary->fileBytes) / double(1ull << 30), seconds);
-    bool first = true;
-    for (const auto& [type, count] : summary->tensorsPerType) {
-        std::printf("%s%s x%zu", first ? "" : ", ", type.c_str(), count);
-        first = false;
-    }
-    std::printf(")\n");
-    return 0;
+    cw::cli::GgufWriteReport report("synth");
+    const auto summary = cw::engine::synthesizeGguf(*found, quant, seed, out, report.progress());
+    return report.finish(out, summary);
 }
 
 const cw::cli::CliCommandRegistration kRegistration { { "synth",
