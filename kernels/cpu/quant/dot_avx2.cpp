@@ -1,7 +1,7 @@
 // AVX2/FMA/F16C row dot products on packed blocks. Every function here carries the target
 // attribute instead of the file being built with -mavx2, so the binary still starts on any
-// x86-64; dot.cpp calls these only after checking the CPU. Non-x86 builds get a stub that
-// is never called (the portable path is chosen there).
+// x86-64; dot.cpp calls these only after checking the CPU. Non-x86 builds compile an empty
+// body that is never called (the portable path is chosen there).
 #include "kernels/cpu/quant/dot_avx2.h"
 
 #include "kernels/cpu/quant/dequantize.h"
