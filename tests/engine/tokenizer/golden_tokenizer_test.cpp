@@ -45,7 +45,9 @@ TEST(GoldenTokenizer, plainChatMlTemplateRendersAndTokenizesLikeTransformers)
     const auto chat = cw::engine::ChatTemplate::fromJinja(jinja.str());
     // A minimal ChatML template is not a Qwen flavour: ChatML with a warning, same text.
     EXPECT_EQ(chat.flavour(), cw::engine::ChatTemplateFlavour::ChatMl);
-    for (const auto& c : goldenReference()["chats"]) {
+    // Named: a range-for over goldenReference()["chats"] iterates a destroyed temporary.
+    const nlohmann::json reference = goldenReference();
+    for (const auto& c : reference["chats"]) {
         std::vector<cw::engine::ChatMessage> messages;
         for (const auto& m : c["messages"])
             messages.push_back(
