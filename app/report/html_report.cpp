@@ -96,12 +96,7 @@ QByteArray reviewToHtml(const Review& review)
     }
 
     h += QStringLiteral("<h2>Findings by clause</h2>\n");
-    QList<int> clauses = report::clausesWithFindings(review);
-    clauses.append(-1);
-    for (const int clauseIndex : clauses) {
-        const QList<int> findings = report::findingsOfClause(review, clauseIndex);
-        if (findings.isEmpty())
-            continue;
+    for (const auto& [clauseIndex, findings] : report::findingsByClause(review)) {
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             h += QStringLiteral("<h3>%1 <span class=\"note\">(page %2)</span></h3>\n")

@@ -81,12 +81,7 @@ QByteArray reviewToMarkdown(const Review& review)
     md += QLatin1Char('\n');
 
     md += QStringLiteral("## Clause by clause\n\n");
-    QList<int> clauses = report::clausesWithFindings(review);
-    clauses.append(-1);
-    for (const int clauseIndex : clauses) {
-        const QList<int> findings = report::findingsOfClause(review, clauseIndex);
-        if (findings.isEmpty())
-            continue;
+    for (const auto& [clauseIndex, findings] : report::findingsByClause(review)) {
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             md += QStringLiteral("### %1 (page %2)\n\n")

@@ -93,12 +93,7 @@ QString pdfHtml(const Review& review, const QString& generated)
     h += QStringLiteral("</table>");
 
     h += QStringLiteral("<h2>Clause by clause</h2>");
-    QList<int> clauses = report::clausesWithFindings(review);
-    clauses.append(-1);
-    for (const int clauseIndex : clauses) {
-        const QList<int> findings = report::findingsOfClause(review, clauseIndex);
-        if (findings.isEmpty())
-            continue;
+    for (const auto& [clauseIndex, findings] : report::findingsByClause(review)) {
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             h += QStringLiteral("<h3>%1 (page %2)</h3>")

@@ -96,6 +96,19 @@ QList<int> clausesWithFindings(const Review& review)
     return indices;
 }
 
+QList<QPair<int, QList<int>>> findingsByClause(const Review& review)
+{
+    QList<int> clauses = clausesWithFindings(review);
+    clauses.append(-1);
+    QList<QPair<int, QList<int>>> groups;
+    for (const int clauseIndex : clauses) {
+        QList<int> findings = findingsOfClause(review, clauseIndex);
+        if (!findings.isEmpty())
+            groups.append({ clauseIndex, std::move(findings) });
+    }
+    return groups;
+}
+
 QString modelLine(const Review& review)
 {
     return review.modelName.isEmpty() ? QStringLiteral("none (fast heads only)") : review.modelName;

@@ -5,6 +5,7 @@
 
 #include <QColor>
 #include <QList>
+#include <QPair>
 #include <QString>
 
 namespace cw::report {
@@ -22,6 +23,9 @@ QString clauseTitle(const Clause& clause);
 QList<int> findingsOfClause(const Review& review, int clauseIndex);
 // Clause indices that have at least one finding, in order.
 QList<int> clausesWithFindings(const Review& review);
+// Findings grouped by clause in clause order, the ones outside any clause (-1) last; only
+// groups with findings. What every "clause by clause" section walks.
+QList<QPair<int, QList<int>>> findingsByClause(const Review& review);
 // "none" when empty: the model line of a report.
 QString modelLine(const Review& review);
 // The review's summary counts, computed from the findings when the summary is all zero.
