@@ -1,9 +1,10 @@
 #include "engine/generation/generator.h"
 
+#include "engine/generation/end_of_turn.h"
+#include "engine/sampling/grammar_constraint.h"
 #include "engine/tokenizer/streaming_detokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
-#include <algorithm>
 #include <chrono>
 
 namespace cw::engine {
@@ -13,17 +14,6 @@ namespace {
 double secondsSince(std::chrono::steady_clock::time_point start)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::vector<std::int32_t> endOfTurnIds(const Tokenizer& tokenizer, const Model& model)
-{
-    std::vector<std::int32_t> ids;
-    const auto& special = tokenizer.specialIds();
-    for (const auto& id :
-        { special.eos, special.imEnd, special.endOfText, model.description().tokenizer.eosId })
-        if (id && std::find(ids.begin(), ids.end(), *id) == ids.end())
-            ids.push_back(*id);
-    return ids;
 }
 
 } // namespace
@@ -52,6 +42,12 @@ Result<GenerationResult> generate(Model& model, const Tokenizer& tokenizer,
         auto token = sampler.sample(*logits, prompt, result.ids, constraint);
         if (!token)
             return token.error();
+        // The constraint follows the answer; without this it would judge every token
+        // against the empty output.
+        if (constraint) {
+            if (auto accepted = constraint->accept(*token); !accepted)
+                return accepted.error();
+        }
         result.ids.push_back(*token);
         const std::string piece = detokenizer.push(*token);
         const auto reason = stop.add(*token, piece);
