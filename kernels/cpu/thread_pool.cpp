@@ -1,24 +1,51 @@
 #include "kernels/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace cw::kernels {
+
+namespace {
+
+constexpr int kGenerationBits = 24;
+constexpr int kCountBits = 20;
+constexpr std::uint64_t kIndexMask = (std::uint64_t(1) << 20) - 1;
+constexpr std::uint32_t kGenerationMask = (std::uint32_t(1) << kGenerationBits) - 1;
+constexpr std::int64_t kMaxChunks = std::int64_t(kIndexMask);
+// How long an idle worker spins before sleeping: longer than the gap between two kernels of
+// one forward step (norms, routing), much shorter than the gap between two user requests.
+constexpr auto kSpinTime = std::chrono::microseconds(300);
+
+std::uint64_t regionWord(std::uint32_t generation, std::int64_t chunks, std::int64_t next)
+{
+    return (std::uint64_t(generation) << (64 - kGenerationBits))
+        | (std::uint64_t(chunks) << kCountBits) | std::uint64_t(next);
+}
+
+inline void cpuRelax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
+} // namespace
 
 ThreadPool::ThreadPool(int threads)
 {
     if (threads <= 0)
         threads = int(std::max(1u, std::thread::hardware_concurrency()));
     for (int i = 1; i < threads; ++i)
-        m_workers.emplace_back([this, i] { workerLoop(i); });
+        m_workers.emplace_back([this] { workerLoop(); });
 }
 
 ThreadPool::~ThreadPool()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        m_stop = true;
-    }
-    m_wake.notify_all();
+    m_stop.store(true);
+    m_signal.fetch_add(1);
+    m_signal.notify_all();
     for (auto& worker : m_workers)
         worker.join();
 }
@@ -28,52 +55,81 @@ void ThreadPool::parallelFor(std::int64_t n,
 {
     if (n <= 0)
         return;
-    const std::int64_t parts = std::min<std::int64_t>(
-        size(), std::max<std::int64_t>(1, n / std::max<std::int64_t>(1, minChunk)));
-    if (parts <= 1 || m_workers.empty()) {
+    // A few chunks per thread balance the load when a thread starts late.
+    std::int64_t chunk = std::max<std::int64_t>(
+        std::max<std::int64_t>(1, minChunk), (n + 4 * size() - 1) / (4 * size()));
+    chunk = std::max(chunk, (n + kMaxChunks - 1) / kMaxChunks);
+    const std::int64_t chunks = (n + chunk - 1) / chunk;
+    if (chunks <= 1 || m_workers.empty()) {
         fn(0, n);
         return;
     }
-    const std::int64_t chunk = (n + parts - 1) / parts;
-    {
-        std::lock_guard lock(m_mutex);
-        m_task = &fn;
-        m_n = n;
-        m_chunk = chunk;
-        m_pending = int(m_workers.size());
-        ++m_generation;
+    m_task = &fn;
+    m_n = n;
+    m_chunk = chunk;
+    m_finished.store(0, std::memory_order_relaxed);
+    m_generation = (m_generation + 1) & kGenerationMask;
+    m_claim.store(regionWord(m_generation, chunks, 0)); // publishes the fields above
+    m_signal.store(m_generation);
+    if (m_sleepers.load() > 0)
+        m_signal.notify_all();
+    runChunks(m_generation);
+    // Chunks a worker claimed may still be running; wait for them, politely when it is long.
+    const auto start = std::chrono::steady_clock::now();
+    for (int spin = 0; m_finished.load(std::memory_order_acquire) != chunks; ++spin) {
+        if (spin < 2000)
+            cpuRelax();
+        else if (std::chrono::steady_clock::now() - start > kSpinTime)
+            std::this_thread::yield();
+        else
+            cpuRelax();
     }
-    m_wake.notify_all();
-    fn(0, std::min(chunk, n)); // the caller takes part 0
-    std::unique_lock lock(m_mutex);
-    m_done.wait(lock, [this] { return m_pending == 0; });
-    m_task = nullptr;
 }
 
-void ThreadPool::workerLoop(int index)
+void ThreadPool::runChunks(std::uint32_t generation)
 {
-    std::uint64_t seen = 0;
+    std::uint64_t word = m_claim.load(std::memory_order_acquire);
     for (;;) {
-        const std::function<void(std::int64_t, std::int64_t)>* task = nullptr;
-        std::int64_t begin = 0;
-        std::int64_t end = 0;
-        {
-            std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] { return m_stop || m_generation != seen; });
-            if (m_stop)
-                return;
-            seen = m_generation;
-            task = m_task;
-            begin = std::min(m_n, std::int64_t(index) * m_chunk);
-            end = std::min(m_n, begin + m_chunk);
+        if (std::uint32_t(word >> (64 - kGenerationBits)) != generation)
+            return;
+        const std::int64_t chunks = std::int64_t((word >> kCountBits) & kIndexMask);
+        const std::int64_t index = std::int64_t(word & kIndexMask);
+        if (index >= chunks)
+            return;
+        if (!m_claim.compare_exchange_weak(
+                word, word + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+            continue;
+        // The region cannot end before this chunk does, so its fields are stable.
+        const std::int64_t begin = index * m_chunk;
+        const std::int64_t end = std::min(m_n, begin + m_chunk);
+        (*m_task)(begin, end);
+        m_finished.fetch_add(1, std::memory_order_release);
+        word = m_claim.load(std::memory_order_acquire);
+    }
+}
+
+void ThreadPool::workerLoop()
+{
+    std::uint32_t seen = 0;
+    for (;;) {
+        std::uint32_t signal = m_signal.load(std::memory_order_acquire);
+        if (signal == seen) {
+            const auto start = std::chrono::steady_clock::now();
+            for (int spin = 0; signal == seen; ++spin) {
+                if ((spin & 255) == 255 && std::chrono::steady_clock::now() - start > kSpinTime) {
+                    m_sleepers.fetch_add(1);
+                    m_signal.wait(seen);
+                    m_sleepers.fetch_sub(1);
+                } else {
+                    cpuRelax();
+                }
+                signal = m_signal.load(std::memory_order_acquire);
+            }
         }
-        if (begin < end)
-            (*task)(begin, end);
-        {
-            std::lock_guard lock(m_mutex);
-            if (--m_pending == 0)
-                m_done.notify_one();
-        }
+        if (m_stop.load())
+            return;
+        seen = signal;
+        runChunks(signal & kGenerationMask);
     }
 }
 
