@@ -2,6 +2,7 @@
 
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cpu/quant/dot.h"
+#include "kernels/cpu/quant/dot_q8k.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,13 +13,70 @@ namespace cw::engine {
 namespace ops = kernels::ops;
 namespace quant = kernels::quant;
 
-void linear(
-    const WeightMatrix& w, const float* x, std::int64_t rows, float* y, kernels::ThreadPool* pool)
+bool usesQ8K(const StepContext& ctx, const WeightMatrix& w)
 {
-    if (rows == 1)
+    return ctx.integerProducts && quant::hasQ8KDot(w.type) && w.cols % quant::kQK_K == 0;
+}
+
+std::vector<quant::BlockQ8K> quantizeRows(const float* x, std::int64_t rows, std::int64_t cols)
+{
+    const std::int64_t blocks = cols / quant::kQK_K;
+    std::vector<quant::BlockQ8K> q(static_cast<std::size_t>(rows * blocks));
+    for (std::int64_t t = 0; t < rows; ++t)
+        quant::quantizeRowQ8K(x + t * cols, q.data() + t * blocks, cols);
+    return q;
+}
+
+void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y)
+{
+    kernels::ThreadPool* pool = ctx.pool;
+    if (usesQ8K(ctx, w)) {
+        const auto xq = quantizeRows(x, rows, w.cols);
+        quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq.data(), rows, y, pool);
+    } else if (rows == 1) {
         quant::matVec(w.type, w.data, w.rowStride, w.rows, w.cols, x, y, pool);
-    else
+    } else {
         quant::matMul(w.type, w.data, w.rowStride, w.rows, w.cols, x, rows, y, pool);
+    }
+}
+
+void linearMany(const StepContext& ctx, std::span<const Projection> projections, const float* x,
+    std::int64_t rows)
+{
+    if (rows != 1 || projections.size() == 1) {
+        for (const auto& p : projections)
+            linear(ctx, *p.w, x, rows, p.y);
+        return;
+    }
+    std::vector<quant::BlockQ8K> xq;
+    std::int64_t total = 0;
+    for (const auto& p : projections) {
+        if (usesQ8K(ctx, *p.w) && xq.empty())
+            xq = quantizeRows(x, 1, p.w->cols);
+        total += p.w->rows;
+    }
+    // The projections' rows laid end to end, split over the pool as one range.
+    ctx.pool->parallelFor(
+        total,
+        [&](std::int64_t begin, std::int64_t end) {
+            std::int64_t first = 0;
+            for (const auto& p : projections) {
+                const WeightMatrix& w = *p.w;
+                const std::int64_t b = std::max(begin, first) - first;
+                const std::int64_t e = std::min(end, first + w.rows) - first;
+                first += w.rows;
+                if (b >= e)
+                    continue;
+                if (usesQ8K(ctx, w)) {
+                    quant::matVecRowsQ8K(
+                        w.type, w.data, w.rowStride, w.cols, xq.data(), b, e, p.y + b);
+                } else {
+                    for (std::int64_t r = b; r < e; ++r)
+                        p.y[r] = quant::dotRow(w.type, w.data + std::size_t(r) * w.rowStride, x, w.cols);
+                }
+            }
+        },
+        16);
 }
 
 namespace {
@@ -51,9 +109,11 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
     const float eps = float(hp.rmsNormEps);
     std::vector<float> qAll(static_cast<std::size_t>(T * qRow)),
         k(static_cast<std::size_t>(T * kvDim)), v(static_cast<std::size_t>(T * kvDim));
-    linear(a.q, x, T, qAll.data(), ctx.pool);
-    linear(a.k, x, T, k.data(), ctx.pool);
-    linear(a.v, x, T, v.data(), ctx.pool);
+    PartTimer projectionTime(ctx.timers, StepPart::AttentionProjections);
+    const Projection qkv[] = { { &a.q, qAll.data() }, { &a.k, k.data() }, { &a.v, v.data() } };
+    linearMany(ctx, qkv, x, T);
+    projectionTime.stop();
+    PartTimer coreTime(ctx.timers, StepPart::AttentionCore);
     std::vector<float> q(static_cast<std::size_t>(T * nH * hd));
     const float* invFreq = ctx.weights->ropeInvFreq.data();
     for (const auto& s : ctx.sequences) {
@@ -106,7 +166,9 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
                     o[d] *= ops::sigmoid(g[d]);
             }
     }
-    linear(a.o, attn.data(), T, out, ctx.pool);
+    coreTime.stop();
+    PartTimer outputTime(ctx.timers, StepPart::AttentionProjections);
+    linear(ctx, a.o, attn.data(), T, out);
 }
 
 void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out)
@@ -124,10 +186,12 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
     std::vector<float> qkv(static_cast<std::size_t>(T * convDim)),
         z(static_cast<std::size_t>(T * valueDim));
     std::vector<float> b(static_cast<std::size_t>(T * nV)), a(static_cast<std::size_t>(T * nV));
-    linear(d.qkv, x, T, qkv.data(), ctx.pool);
-    linear(d.z, x, T, z.data(), ctx.pool);
-    linear(d.beta, x, T, b.data(), ctx.pool);
-    linear(d.alpha, x, T, a.data(), ctx.pool);
+    PartTimer projectionTime(ctx.timers, StepPart::DeltaNetProjections);
+    const Projection inputs[]
+        = { { &d.qkv, qkv.data() }, { &d.z, z.data() }, { &d.beta, b.data() }, { &d.alpha, a.data() } };
+    linearMany(ctx, inputs, x, T);
+    projectionTime.stop();
+    PartTimer coreTime(ctx.timers, StepPart::DeltaNetCore);
 
     std::vector<float> conv(static_cast<std::size_t>(T * convDim));
     for (const auto& s : ctx.sequences)
@@ -178,79 +242,9 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
             ops::rmsNorm(o, d.norm.data(), dv, eps, o);
             ops::siluMul(o, z.data() + t * valueDim + j * dv, dv);
         }
-    linear(d.out, core.data(), T, out, ctx.pool);
-}
-
-void moeLayer(
-    const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x, float* out)
-{
-    const auto& hp = *ctx.hp;
-    const auto& m = layer.moe;
-    const std::int64_t T = ctx.rows, H = hp.hiddenSize, E = hp.numExperts, ffn = hp.expertFfnSize;
-    const int K = int(hp.numExpertsPerToken);
-    std::vector<float> logits(static_cast<std::size_t>(T * E));
-    linear(m.router, x, T, logits.data(), ctx.pool);
-    std::vector<std::vector<std::pair<std::int64_t, float>>> perExpert(static_cast<std::size_t>(E));
-    std::vector<int> idx(static_cast<std::size_t>(K));
-    std::vector<float> val(static_cast<std::size_t>(K));
-    for (std::int64_t t = 0; t < T; ++t) {
-        float* p = logits.data() + t * E;
-        ops::softmax(p, E);
-        ops::topK(p, E, K, idx.data(), val.data());
-        float sum = 0.0f;
-        for (int i = 0; i < K; ++i)
-            sum += val[std::size_t(i)];
-        for (int i = 0; i < K; ++i)
-            perExpert[std::size_t(idx[std::size_t(i)])].push_back(
-                { t, renormalise ? val[std::size_t(i)] / sum : val[std::size_t(i)] });
-    }
-    std::fill(out, out + T * H, 0.0f);
-    std::vector<float> xe, gate, up, down;
-    for (std::int64_t e = 0; e < E; ++e) {
-        const auto& list = perExpert[std::size_t(e)];
-        if (list.empty())
-            continue;
-        const std::int64_t n = std::int64_t(list.size());
-        xe.resize(std::size_t(n * H));
-        for (std::int64_t i = 0; i < n; ++i)
-            std::memcpy(xe.data() + i * H, x + list[std::size_t(i)].first * H,
-                std::size_t(H) * sizeof(float));
-        gate.resize(std::size_t(n * ffn));
-        up.resize(std::size_t(n * ffn));
-        down.resize(std::size_t(n * H));
-        linear(m.gate.expert(e), xe.data(), n, gate.data(), ctx.pool);
-        linear(m.up.expert(e), xe.data(), n, up.data(), ctx.pool);
-        ops::siluMul(up.data(), gate.data(), n * ffn);
-        linear(m.down.expert(e), up.data(), n, down.data(), ctx.pool);
-        for (std::int64_t i = 0; i < n; ++i) {
-            float* o = out + list[std::size_t(i)].first * H;
-            const float w = list[std::size_t(i)].second;
-            const float* dn = down.data() + i * H;
-            for (std::int64_t c = 0; c < H; ++c)
-                o[c] += w * dn[c];
-        }
-    }
-    if (!m.hasShared())
-        return;
-    const std::int64_t sh = m.sharedUp.rows;
-    gate.resize(std::size_t(T * sh));
-    up.resize(std::size_t(T * sh));
-    down.resize(std::size_t(T * H));
-    linear(m.sharedGateProj, x, T, gate.data(), ctx.pool);
-    linear(m.sharedUp, x, T, up.data(), ctx.pool);
-    ops::siluMul(up.data(), gate.data(), T * sh);
-    linear(m.sharedDown, up.data(), T, down.data(), ctx.pool);
-    for (std::int64_t t = 0; t < T; ++t) {
-        const float* xt = x + t * H;
-        float dot = 0.0f;
-        for (std::int64_t c = 0; c < H; ++c)
-            dot += m.sharedGate[std::size_t(c)] * xt[c];
-        const float w = ops::sigmoid(dot);
-        float* o = out + t * H;
-        const float* dn = down.data() + t * H;
-        for (std::int64_t c = 0; c < H; ++c)
-            o[c] += w * dn[c];
-    }
+    coreTime.stop();
+    PartTimer outputTime(ctx.timers, StepPart::DeltaNetProjections);
+    linear(ctx, d.out, core.data(), T, out);
 }
 
 } // namespace cw::engine

@@ -5,10 +5,12 @@
 
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
+#include "engine/models/step_timers.h"
 #include "engine/runtime/kv_cache.h"
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace cw::engine {
@@ -31,11 +33,25 @@ struct StepContext {
     KvCachePool* kv = nullptr;
     std::int64_t rows = 0; // T
     std::vector<StepSequence> sequences;
+    StepTimers* timers = nullptr; // may be null
+    bool integerProducts = true; // ModelOptions::integerProducts
 };
 
-// y[T][W.rows] = x[T][W.cols] * W^T
-void linear(
-    const WeightMatrix& w, const float* x, std::int64_t rows, float* y, kernels::ThreadPool* pool);
+// y[T][W.rows] = x[T][W.cols] * W^T. K-quant weights multiply x quantized to 8 bits (Q8_K)
+// with integer dot products, as llama.cpp does; other types multiply x as floats.
+void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y);
+
+// Whether products with w take x quantized to Q8_K (a k-quant type and integer products on).
+bool usesQ8K(const StepContext& ctx, const WeightMatrix& w);
+
+// Several matrices applied to the same input (q, k, v; or qkv, z, a, b): for a single token
+// they share one parallel region, so a decode step waits for the threads once, not per matrix.
+struct Projection {
+    const WeightMatrix* w;
+    float* y; // [T][w->rows]
+};
+void linearMany(const StepContext& ctx, std::span<const Projection> projections, const float* x,
+    std::int64_t rows);
 
 // Attention (Qwen3: plain; Qwen3.5: gated output) for the normalised input x; writes
 // out[T][hidden].

@@ -115,6 +115,9 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     ctx.weights = &m_weights;
     ctx.pool = m_pool.get();
     ctx.kv = m_kv.get();
+    ctx.timers = &m_timers;
+    ctx.integerProducts = m_options.integerProducts;
+    ++m_timers.steps;
     std::int64_t outRows = 0;
     for (const auto& r : requests) {
         if (!r.sequence || r.sequence->m_model != this)
@@ -168,6 +171,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     std::vector<float> hidden(static_cast<std::size_t>(T * H)),
         normed(static_cast<std::size_t>(T * H)), delta(static_cast<std::size_t>(T * H));
     {
+        PartTimer time(&m_timers, StepPart::Embedding);
         const auto* emb = m_weights.embedding;
         const std::size_t stride = std::size_t(*kernels::rowBytes(emb->type, std::uint64_t(H)));
         std::int64_t row = 0;
@@ -180,9 +184,11 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     const bool renormalise = hp.architecture == Architecture::Qwen35Moe || hp.normTopkProb;
     for (std::size_t il = 0; il < m_weights.layers.size(); ++il) {
         const auto& layer = m_weights.layers[il];
+        PartTimer normTime(&m_timers, StepPart::Norms);
         for (std::int64_t t = 0; t < T; ++t)
             ops::rmsNorm(
                 hidden.data() + t * H, layer.inputNorm.data(), H, eps, normed.data() + t * H);
+        normTime.stop();
         if (layer.kind == LayerKind::FullAttention) {
             attentionLayer(ctx, layer, normed.data(), delta.data());
         } else {
@@ -194,6 +200,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
             }
             deltaNetLayer(ctx, layer, normed.data(), delta.data());
         }
+        PartTimer residualTime(&m_timers, StepPart::Norms);
         for (std::size_t i = 0; i < hidden.size(); ++i)
             hidden[i] += delta[i];
         if (!ops::allFinite(hidden.data(), T * H))
@@ -202,7 +209,9 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
         for (std::int64_t t = 0; t < T; ++t)
             ops::rmsNorm(hidden.data() + t * H, layer.postAttentionNorm.data(), H, eps,
                 normed.data() + t * H);
+        residualTime.stop();
         moeLayer(ctx, layer, renormalise, normed.data(), delta.data());
+        PartTimer moeResidualTime(&m_timers, StepPart::Norms);
         for (std::size_t i = 0; i < hidden.size(); ++i)
             hidden[i] += delta[i];
         if (!ops::allFinite(hidden.data(), T * H))
@@ -210,6 +219,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     }
 
     // Final norm and the LM head on the rows whose logits are wanted.
+    PartTimer headTime(&m_timers, StepPart::OutputHead);
     std::vector<float> rows(static_cast<std::size_t>(outRows * H));
     std::int64_t out = 0;
     for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -220,7 +230,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
                 rows.data() + H * out++);
     }
     std::vector<float> logits(static_cast<std::size_t>(outRows * hp.vocabSize));
-    linear(m_weights.output, rows.data(), outRows, logits.data(), m_pool.get());
+    linear(ctx, m_weights.output, rows.data(), outRows, logits.data());
     if (!ops::allFinite(logits.data(), std::int64_t(logits.size())))
         return makeError("the forward pass produced NaN or Inf in the logits (output head)");
     for (const auto& r : requests)

@@ -1,7 +1,11 @@
 // matVec throughput per tensor type: a weight matrix of about 128 MB (4096 columns) is
 // multiplied by one vector, best of several runs; GB/s counts weight bytes read. For
-// comparison, a stream-like loop reads a 512 MB buffer. Usage: quant_matvec_bench [MB] [threads]
+// comparison, a stream-like loop reads a 512 MB buffer. Then the integer products of the
+// k-quants with x quantized to Q8_K (what the engine decodes with), also on a matrix small
+// enough to stay in L2, timed in thread CPU time, so the figure is the kernel's compute
+// throughput even on a busy machine. Usage: quant_matvec_bench [MB] [threads]
 #include "kernels/cpu/quant/dot.h"
+#include "kernels/cpu/quant/dot_q8k.h"
 #include "kernels/cpu/quant/quant_blocks.h"
 #include "kernels/cpu/quant/quantize.h"
 #include "kernels/cpu/thread_pool.h"
@@ -12,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <time.h>
 #include <vector>
 
 using namespace cw::kernels;
@@ -22,6 +27,13 @@ namespace {
 double seconds(std::chrono::steady_clock::time_point since)
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+double threadCpuSeconds()
+{
+    timespec ts {};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
 // Best-of-5 read bandwidth of a plain summing loop over `bytes`, split over the pool.
@@ -137,6 +149,43 @@ int main(int argc, char** argv)
         std::printf("%-8s %12.1f %11.2f GB/s %9.2f GB/s %9.2f GB/s\n",
             std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(),
             double(matrix.size()) / 1e6, portable, avx1, avxAll);
+    }
+
+    std::printf("\ninteger products, x as Q8_K (GB/s of weights; 'in L2': 256 KB matrix, thread CPU "
+                "time)\n%-8s %14s %14s %14s %14s\n",
+        "type", "portable L2", "avx2 L2", "avx2 1t", "avx2 all");
+    std::vector<float> xf(static_cast<std::size_t>(cols));
+    for (std::size_t i = 0; i < xf.size(); ++i)
+        xf[i] = float(int(i % 17) - 8) * 0.1f;
+    std::vector<BlockQ8K> xq(static_cast<std::size_t>(cols / kQK_K));
+    quantizeRowQ8K(xf.data(), xq.data(), cols);
+    for (TensorType type : { TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K }) {
+        const std::size_t rowBytes = *cw::kernels::rowBytes(type, std::uint64_t(cols));
+        auto measure = [&](CpuKernelPath path, ThreadPool* p, double mb, bool cpuTime) {
+            setCpuKernelPath(path);
+            if (path == CpuKernelPath::Avx2 && activeCpuKernelPath() != CpuKernelPath::Avx2)
+                return 0.0;
+            const auto rows = std::max<std::int64_t>(1, std::int64_t(mb * 1e6 / double(rowBytes)));
+            const auto matrix = makeMatrix(type, rows, cols, rowBytes);
+            std::vector<float> y(static_cast<std::size_t>(rows));
+            const int repeats = cpuTime ? 400 : 1;
+            double best = 1e30;
+            for (int run = 0; run < 5; ++run) {
+                const auto start = std::chrono::steady_clock::now();
+                const double cpu0 = threadCpuSeconds();
+                for (int k = 0; k < repeats; ++k)
+                    matMulQ8K(type, matrix.data(), rowBytes, rows, cols, xq.data(), 1, y.data(), p);
+                best = std::min(best, cpuTime ? threadCpuSeconds() - cpu0 : seconds(start));
+            }
+            return double(matrix.size()) * repeats / best / 1e9;
+        };
+        const double portable = measure(CpuKernelPath::Portable, nullptr, 0.25, true);
+        const double inCache = measure(CpuKernelPath::Avx2, nullptr, 0.25, true);
+        const double avx1 = measure(CpuKernelPath::Avx2, &single, megabytes, false);
+        const double avxAll = measure(CpuKernelPath::Avx2, &pool, megabytes, false);
+        std::printf("%-8s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s\n",
+            std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), portable, inCache,
+            avx1, avxAll);
     }
     return 0;
 }
