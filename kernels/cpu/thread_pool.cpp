@@ -14,7 +14,7 @@ constexpr std::uint32_t kGenerationMask = (std::uint32_t(1) << kGenerationBits) 
 constexpr std::int64_t kMaxChunks = std::int64_t(kIndexMask);
 // How long an idle worker spins before sleeping: longer than the gap between two kernels of
 // one forward step (norms, routing), much shorter than the gap between two user requests.
-constexpr auto kSpinTime = std::chrono::microseconds(300);
+constexpr auto kSpinTime = std::chrono::microseconds(20);
 
 std::uint64_t regionWord(std::uint32_t generation, std::int64_t chunks, std::int64_t next)
 {
