@@ -43,9 +43,24 @@ void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::
 void linearMany(const StepContext& ctx, std::span<const Projection> projections, const float* x,
     std::int64_t rows)
 {
-    if (rows != 1 || projections.size() == 1) {
-        for (const auto& p : projections)
-            linear(ctx, *p.w, x, rows, p.y);
+    if (projections.size() == 1) {
+        linear(ctx, *projections[0].w, x, rows, projections[0].y);
+        return;
+    }
+    if (rows != 1) {
+        // A batch: each matrix gets its own region (rows x tokens is work enough), x is
+        // quantized once for all of them.
+        std::vector<quant::BlockQ8K> xq;
+        for (const auto& p : projections) {
+            const WeightMatrix& w = *p.w;
+            if (!usesQ8K(ctx, w)) {
+                linear(ctx, w, x, rows, p.y);
+                continue;
+            }
+            if (xq.empty())
+                xq = quantizeRows(x, rows, w.cols);
+            quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq.data(), rows, p.y, ctx.pool);
+        }
         return;
     }
     std::vector<quant::BlockQ8K> xq;

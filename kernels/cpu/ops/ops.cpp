@@ -275,6 +275,27 @@ void gatedDeltaRuleChunked(const float* q, const float* k, std::int64_t qkStride
     }
 }
 
+namespace {
+
+// Dot product with eight independent partial sums: the compiler turns them into vector lanes
+// (a single running sum is a serial chain of adds it may not reorder), which makes the QK
+// scores of a long prefill several times faster.
+float dotEightWay(const float* a, const float* b, std::int64_t n)
+{
+    float partial[8] = {};
+    std::int64_t d = 0;
+    for (; d + 8 <= n; d += 8)
+        for (int l = 0; l < 8; ++l)
+            partial[l] += a[d + l] * b[d + l];
+    float s = ((partial[0] + partial[4]) + (partial[1] + partial[5]))
+        + ((partial[2] + partial[6]) + (partial[3] + partial[7]));
+    for (; d < n; ++d)
+        s += a[d] * b[d];
+    return s;
+}
+
+} // namespace
+
 void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t firstQueryPos, const float* const* keys, const float* const* values,
     std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
@@ -285,11 +306,7 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
         const std::int64_t seen = std::min(nKv, firstQueryPos + i + 1);
         float mx = -INFINITY;
         for (std::int64_t j = 0; j < seen; ++j) {
-            const float* kj = keys[j];
-            float s = 0.0f;
-            for (std::int64_t d = 0; d < headDim; ++d)
-                s += qi[d] * kj[d];
-            s *= scale;
+            const float s = dotEightWay(qi, keys[j], headDim) * scale;
             scratch[j] = s;
             mx = std::max(mx, s);
         }
