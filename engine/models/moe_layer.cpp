@@ -85,9 +85,10 @@ void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float
     ctx.pool->parallelFor(
         H,
         [&](std::int64_t begin, std::int64_t end) {
-            float partial[64];
-            for (std::int64_t c0 = begin; c0 < end; c0 += 64) {
-                const std::int64_t c1 = std::min(end, c0 + 64);
+            // Whole runs of each expert's rows (contiguous bytes, one stream at a time).
+            float partial[256];
+            for (std::int64_t c0 = begin; c0 < end; c0 += 256) {
+                const std::int64_t c1 = std::min(end, c0 + 256);
                 std::fill(out + c0, out + c1, 0.0f);
                 for (std::int64_t k = 0; k < K; ++k) {
                     rowsTimes(ctx, down[std::size_t(k)], u.data() + k * ffn, hq[std::size_t(k)].data(),

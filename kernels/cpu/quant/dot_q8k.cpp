@@ -110,6 +110,20 @@ float dotRowQ8KPortable(TensorType type, const void* row, const BlockQ8K* x, std
 
 using RowDotQ8K = float (*)(TensorType, const void*, const BlockQ8K*, std::int64_t);
 
+// Weights come from a file mapping in 4 KB pages, where the hardware prefetchers stop at
+// every page boundary; asking for the row about 4 KB ahead keeps the stream going across
+// pages while this row is multiplied.
+inline void prefetchRow(const std::uint8_t* row, std::size_t bytes)
+{
+    for (std::size_t offset = 0; offset < bytes; offset += 64)
+        __builtin_prefetch(row + offset, 0, 0);
+}
+
+inline std::int64_t rowsAhead(std::size_t rowStrideBytes)
+{
+    return std::int64_t((4096 + rowStrideBytes - 1) / rowStrideBytes);
+}
+
 RowDotQ8K rowDotQ8K()
 {
     return activeCpuKernelPath() == CpuKernelPath::Avx2 ? &dotRowQ8KAvx2 : &dotRowQ8KPortable;
@@ -132,8 +146,12 @@ void matVecRowsQ8K(TensorType type, const void* weights, std::size_t rowStrideBy
 {
     const RowDotQ8K dot = rowDotQ8K();
     const auto* base = static_cast<const std::uint8_t*>(weights);
-    for (std::int64_t r = begin; r < end; ++r)
+    const std::int64_t ahead = rowsAhead(rowStrideBytes);
+    for (std::int64_t r = begin; r < end; ++r) {
+        if (r + ahead < end)
+            prefetchRow(base + std::size_t(r + ahead) * rowStrideBytes, rowStrideBytes);
         y[r - begin] = dot(type, base + std::size_t(r) * rowStrideBytes, x, cols);
+    }
 }
 
 void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes, std::int64_t rows,
@@ -146,6 +164,16 @@ void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes,
     // ~64 KB of activations per token tile: with a chunk of weight rows it fits in L2.
     const std::int64_t tile
         = std::max<std::int64_t>(1, (64 * 1024) / (blocks * std::int64_t(sizeof(BlockQ8K))));
+    if (nTokens == 1) {
+        auto rowsOnly = [&](std::int64_t begin, std::int64_t end) {
+            matVecRowsQ8K(type, weights, rowStrideBytes, cols, x, begin, end, y + begin);
+        };
+        if (pool && pool->size() > 1 && rows >= 32)
+            pool->parallelFor(rows, rowsOnly, 16);
+        else
+            rowsOnly(0, rows);
+        return;
+    }
     auto work = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t0 = 0; t0 < nTokens; t0 += tile) {
             const std::int64_t t1 = std::min(nTokens, t0 + tile);
