@@ -1,5 +1,8 @@
 #include "kernels/cpu/ops/ops.h"
 
+#include "kernels/cpu/ops/attention_avx2.h"
+#include "kernels/cpu/quant/dot.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
@@ -301,6 +304,11 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
     float* scratch)
 {
+    if (headDim % 8 == 0 && quant::activeCpuKernelPath() == quant::CpuKernelPath::Avx2) {
+        attentionHeadAvx2(q, qStride, nQ, firstQueryPos, keys, values, nKv, headDim, scale, out,
+            outStride, scratch);
+        return;
+    }
     for (std::int64_t i = 0; i < nQ; ++i) {
         const float* qi = q + i * qStride;
         const std::int64_t seen = std::min(nKv, firstQueryPos + i + 1);

@@ -1,4 +1,5 @@
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cpu/quant/dot.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -101,27 +102,34 @@ TEST(CpuOps, causalConvMatchesNaiveAndCarriesState)
         }
 }
 
-TEST(CpuOps, attentionMatchesNaiveCausal)
+namespace {
+
+// n queries at positions [n0, n0 + n) against keys [0, n0 + n), compared with a double
+// precision causal softmax attention.
+void expectAttentionMatchesNaive(int n0, int n, int d, cw::kernels::quant::CpuKernelPath path)
 {
-    std::mt19937 rng(5);
-    const int n = 6, d = 8;
-    auto q = randomVector(rng, n * d), k = randomVector(rng, n * d), v = randomVector(rng, n * d);
+    cw::kernels::quant::setCpuKernelPath(path);
+    std::mt19937 rng(unsigned(5 + d + n0));
+    const int total = n0 + n;
+    auto q = randomVector(rng, std::size_t(n * d)), k = randomVector(rng, std::size_t(total * d)),
+         v = randomVector(rng, std::size_t(total * d));
     std::vector<const float*> kp, vp;
-    for (int j = 0; j < n; ++j) {
+    for (int j = 0; j < total; ++j) {
         kp.push_back(k.data() + j * d);
         vp.push_back(v.data() + j * d);
     }
-    std::vector<float> out(n * d), scratch(n);
-    ops::attentionHead(
-        q.data(), d, n, 0, kp.data(), vp.data(), n, d, 0.5f, out.data(), d, scratch.data());
+    std::vector<float> out(static_cast<std::size_t>(n * d)), scratch(static_cast<std::size_t>(total));
+    const float scale = 1.0f / std::sqrt(float(d));
+    ops::attentionHead(q.data(), d, n, n0, kp.data(), vp.data(), total, d, scale, out.data(), d,
+        scratch.data());
     for (int i = 0; i < n; ++i) {
-        std::vector<double> p(std::size_t(i + 1));
+        std::vector<double> p(std::size_t(n0 + i + 1));
         double mx = -1e30, sum = 0;
-        for (int j = 0; j <= i; ++j) {
+        for (int j = 0; j <= n0 + i; ++j) {
             double s = 0;
             for (int c = 0; c < d; ++c)
-                s += q[std::size_t(i * d + c)] * k[std::size_t(j * d + c)];
-            p[std::size_t(j)] = s * 0.5;
+                s += double(q[std::size_t(i * d + c)]) * k[std::size_t(j * d + c)];
+            p[std::size_t(j)] = s * scale;
             mx = std::max(mx, p[std::size_t(j)]);
         }
         for (auto& x : p) {
@@ -130,11 +138,27 @@ TEST(CpuOps, attentionMatchesNaiveCausal)
         }
         for (int c = 0; c < d; ++c) {
             double o = 0;
-            for (int j = 0; j <= i; ++j)
+            for (int j = 0; j <= n0 + i; ++j)
                 o += p[std::size_t(j)] / sum * v[std::size_t(j * d + c)];
-            EXPECT_NEAR(out[std::size_t(i * d + c)], o, 1e-5);
+            ASSERT_NEAR(out[std::size_t(i * d + c)], o, 1e-5)
+                << "d " << d << " query " << i << " dim " << c
+                << (path == cw::kernels::quant::CpuKernelPath::Avx2 ? " avx2" : " portable");
         }
     }
+}
+
+} // namespace
+
+TEST(CpuOps, attentionMatchesNaiveCausal)
+{
+    for (auto path : { cw::kernels::quant::CpuKernelPath::Portable,
+             cw::kernels::quant::CpuKernelPath::Avx2 }) {
+        expectAttentionMatchesNaive(0, 6, 8, path);
+        expectAttentionMatchesNaive(0, 9, 12, path); // not a multiple of 8: portable code
+        expectAttentionMatchesNaive(30, 5, 128, path); // decode-like: few queries, long cache
+        expectAttentionMatchesNaive(3, 17, 72, path); // 64 + 8
+    }
+    cw::kernels::quant::setCpuKernelPath(cw::kernels::quant::CpuKernelPath::Avx2);
 }
 
 TEST(CpuOps, ropeRotatesOnlyTheRotaryPart)

@@ -1,0 +1,112 @@
+// AVX2/FMA attention over a paged KV cache: the functions carry target attributes, so the
+// binary runs on any x86-64; ops.cpp calls them after checking the CPU. Non-x86 builds
+// compile an empty body that is never called.
+#include "kernels/cpu/ops/attention_avx2.h"
+
+#include <cassert>
+#include <cmath>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#define CW_AVX2 __attribute__((target("avx2,fma")))
+
+namespace cw::kernels::ops {
+namespace {
+
+CW_AVX2 inline float horizontalSum(__m256 v)
+{
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+CW_AVX2 inline float dot(const float* a, const float* b, std::int64_t n)
+{
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    std::int64_t d = 0;
+    for (; d + 16 <= n; d += 16) {
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + d), _mm256_loadu_ps(b + d), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + d + 8), _mm256_loadu_ps(b + d + 8), acc1);
+    }
+    if (d < n)
+        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + d), _mm256_loadu_ps(b + d), acc0);
+    return horizontalSum(_mm256_add_ps(acc0, acc1));
+}
+
+// out[0..64) = sum_j p[j] * values[j][offset..offset+64), in key order.
+CW_AVX2 void weightedSum64(const float* p, const float* const* values, std::int64_t count,
+    std::int64_t offset, float* out)
+{
+    __m256 acc[8];
+    for (auto& a : acc)
+        a = _mm256_setzero_ps();
+    for (std::int64_t j = 0; j < count; ++j) {
+        const __m256 w = _mm256_set1_ps(p[j]);
+        const float* v = values[j] + offset;
+        for (int k = 0; k < 8; ++k)
+            acc[k] = _mm256_fmadd_ps(w, _mm256_loadu_ps(v + 8 * k), acc[k]);
+    }
+    for (int k = 0; k < 8; ++k)
+        _mm256_storeu_ps(out + 8 * k, acc[k]);
+}
+
+CW_AVX2 void weightedSum8(const float* p, const float* const* values, std::int64_t count,
+    std::int64_t offset, float* out)
+{
+    __m256 acc = _mm256_setzero_ps();
+    for (std::int64_t j = 0; j < count; ++j)
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_loadu_ps(values[j] + offset), acc);
+    _mm256_storeu_ps(out, acc);
+}
+
+} // namespace
+
+CW_AVX2 void attentionHeadAvx2(const float* q, std::int64_t qStride, std::int64_t nQ,
+    std::int64_t firstQueryPos, const float* const* keys, const float* const* values,
+    std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
+    float* scratch)
+{
+    assert(headDim % 8 == 0);
+    for (std::int64_t i = 0; i < nQ; ++i) {
+        const float* qi = q + i * qStride;
+        const std::int64_t seen = std::min(nKv, firstQueryPos + i + 1);
+        float mx = -INFINITY;
+        for (std::int64_t j = 0; j < seen; ++j) {
+            const float s = dot(qi, keys[j], headDim) * scale;
+            scratch[j] = s;
+            mx = std::max(mx, s);
+        }
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < seen; ++j) {
+            scratch[j] = std::exp(scratch[j] - mx);
+            sum += scratch[j];
+        }
+        const float inv = float(1.0 / sum);
+        for (std::int64_t j = 0; j < seen; ++j)
+            scratch[j] *= inv;
+        float* o = out + i * outStride;
+        std::int64_t d = 0;
+        for (; d + 64 <= headDim; d += 64)
+            weightedSum64(scratch, values, seen, d, o + d);
+        for (; d < headDim; d += 8)
+            weightedSum8(scratch, values, seen, d, o + d);
+    }
+}
+
+} // namespace cw::kernels::ops
+
+#else
+
+namespace cw::kernels::ops {
+
+void attentionHeadAvx2(const float*, std::int64_t, std::int64_t, std::int64_t, const float* const*,
+    const float* const*, std::int64_t, std::int64_t, float, float*, std::int64_t, float*)
+{
+    assert(false && "attentionHeadAvx2 called on a CPU without AVX2");
+}
+
+} // namespace cw::kernels::ops
+
+#endif
