@@ -9,7 +9,7 @@ namespace cw::heads {
 
 namespace {
 constexpr quint32 kMagic = 0x4D435743; // "CWCM"
-constexpr quint32 kFormatVersion = 1;
+constexpr quint32 kFormatVersion = 2;
 constexpr quint32 kMaxCategories = 256;
 } // namespace
 
@@ -76,8 +76,8 @@ QByteArray ClauseModel::serialize() const
     out << kMagic << kFormatVersion << quint32(kFeatureVersion) << quint32(m_hashBits)
         << quint32(m_categories.size());
     for (const CategoryModel& c : m_categories) {
-        out << c.category.toUtf8() << c.bias << c.presenceThreshold << c.spanThreshold
-            << quint32(c.indices.size());
+        out << c.category.toUtf8() << c.bias << c.presenceThreshold << c.cueThreshold
+            << c.spanThreshold << quint32(c.indices.size());
         for (size_t j = 0; j < c.indices.size(); ++j)
             out << quint32(c.indices[j]) << c.weights[j];
     }
@@ -110,7 +110,8 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
         CategoryModel c;
         QByteArray nameBytes;
         quint32 nnz = 0;
-        in >> nameBytes >> c.bias >> c.presenceThreshold >> c.spanThreshold >> nnz;
+        in >> nameBytes >> c.bias >> c.presenceThreshold >> c.cueThreshold >> c.spanThreshold
+            >> nnz;
         if (in.status() != QDataStream::Ok)
             return makeError(where + ": truncated in category " + std::to_string(k));
         const qint64 left = bytes.size() - in.device()->pos();

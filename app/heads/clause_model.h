@@ -13,12 +13,14 @@ namespace cw::heads {
 
 // One category's one-vs-rest logistic regression, pruned to its strongest weights, and the
 // thresholds chosen on held-out folds: the contract has the category when its best
-// candidate scores at least `presenceThreshold`; then every candidate scoring at least
-// `spanThreshold` (and the best one) is a finding.
+// candidate scores at least `presenceThreshold`, or its best candidate holding the
+// category's presence cue (presence_cues.h) scores at least `cueThreshold`; then every
+// candidate scoring at least `spanThreshold` (and the best one) is a finding.
 struct CategoryModel {
     QString category;
     float bias = 0.0f;
     float presenceThreshold = 0.5f;
+    float cueThreshold = 2.0f; // above 1: the cue plays no part
     float spanThreshold = 0.5f;
     std::vector<uint32_t> indices; // sorted
     std::vector<float> weights;

@@ -1,13 +1,41 @@
 #include "app/heads/clause_trainer.h"
 
+#include "app/heads/clause_thresholds.h"
 #include "app/heads/cuad_classifier.h"
+#include "app/heads/document_findings.h"
+#include "app/heads/presence_cues.h"
 
+#include <QThread>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <random>
+#include <thread>
 
 namespace cw::heads {
+
+void runParallel(int count, int threads, const std::function<void(int)>& work)
+{
+    if (threads <= 0)
+        threads = std::max(1, QThread::idealThreadCount());
+    threads = std::min(threads, count);
+    if (threads <= 1) {
+        for (int i = 0; i < count; ++i)
+            work(i);
+        return;
+    }
+    std::atomic<int> next { 0 };
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+            for (int i = next++; i < count; i = next++)
+                work(i);
+        });
+    }
+    for (std::thread& t : pool)
+        t.join();
+}
 
 PreparedContract prepareContract(const LabelledContract& contract, uint32_t hashBits)
 {
@@ -21,7 +49,9 @@ PreparedContract prepareContract(const LabelledContract& contract, uint32_t hash
     p.labels.assign(size_t(p.candidates.size()), 0);
     const QStringList& categories = cuadCategories();
     p.goldMatches.resize(size_t(categories.size()));
+    p.cued.resize(size_t(categories.size()));
     for (int k = 0; k < categories.size(); ++k) {
+        p.cued[size_t(k)] = cueCandidates(categories[k], contract.text, p.candidates);
         if (contract.present.contains(categories[k]))
             p.present |= uint64_t(1) << k;
         const auto spans = contract.spans.value(categories[k]);
@@ -42,191 +72,164 @@ PreparedContract prepareContract(const LabelledContract& contract, uint32_t hash
     return p;
 }
 
+std::vector<PreparedContract> prepareContracts(
+    const QList<LabelledContract>& contracts, uint32_t hashBits, int threads)
+{
+    std::vector<PreparedContract> prepared(size_t(contracts.size()));
+    runParallel(int(contracts.size()), threads,
+        [&](int i) { prepared[size_t(i)] = prepareContract(contracts[i], hashBits); });
+    return prepared;
+}
+
+const QStringList& classifierCategories()
+{
+    static const QStringList names = [] {
+        QStringList out;
+        for (const QString& c : cuadCategories()) {
+            if (!documentLevelCategories().contains(c))
+                out.append(c);
+        }
+        return out;
+    }();
+    return names;
+}
+
 namespace {
 
-constexpr float kMinPresenceThreshold = 0.25f;
+// Weights of all categories for one feature sit side by side (a row of kStride floats,
+// then the row of their running sums for averaging), so one example costs one pass over
+// its features whatever the number of categories.
+constexpr int kStride = 40;
 
 struct Example {
     const FeatureVector* x;
     uint64_t labels;
 };
 
-// Averaged SGD for one logistic regression over sparse binary features.
-CategoryModel fitCategory(const std::vector<Example>& examples, int k, const TrainingOptions& o,
-    std::vector<float>& w, std::vector<float>& u)
+} // namespace
+
+ClauseModel fitClauseModel(const std::vector<PreparedContract>& contracts,
+    const std::vector<int>& train, const TrainingOptions& o)
 {
-    const size_t dim = size_t(1) << o.hashBits;
-    w.assign(dim, 0.0f);
-    u.assign(dim, 0.0f);
-    double b = 0.0, ub = 0.0;
-    size_t positives = 0;
-    for (const Example& e : examples)
-        positives += (e.labels >> k) & 1u;
-    CategoryModel model;
-    if (positives == 0) {
-        model.bias = -20.0f;
-        return model;
+    const QStringList& names = classifierCategories();
+    const int categories = int(names.size());
+    assert(categories <= kStride);
+    std::vector<int> bit(static_cast<size_t>(categories));
+    for (int k = 0; k < categories; ++k)
+        bit[size_t(k)] = int(cuadCategories().indexOf(names[k]));
+
+    std::vector<Example> examples;
+    for (int c : train) {
+        const PreparedContract& p = contracts[size_t(c)];
+        for (size_t i = 0; i < p.features.size(); ++i) {
+            uint64_t y = 0;
+            for (int k = 0; k < categories; ++k)
+                y |= ((p.labels[i] >> bit[size_t(k)]) & 1u) << k;
+            examples.push_back({ &p.features[i], y });
+        }
     }
-    const double negatives = double(examples.size() - positives);
-    const double positiveWeight = std::clamp(std::sqrt(negatives / double(positives)), 1.0, 30.0);
+    // Positives weigh more, as each category has few: sqrt of the imbalance, bounded.
+    std::vector<float> positiveWeight(kStride, 1.0f);
+    std::vector<size_t> positives(kStride, 0);
+    for (const Example& e : examples) {
+        for (int k = 0; k < categories; ++k)
+            positives[size_t(k)] += (e.labels >> k) & 1u;
+    }
+    for (int k = 0; k < categories; ++k) {
+        const double pos = double(positives[size_t(k)]);
+        positiveWeight[size_t(k)] = pos > 0
+            ? float(std::clamp(std::sqrt((double(examples.size()) - pos) / pos), 1.0, 30.0))
+            : 1.0f;
+    }
+
+    const size_t dim = size_t(1) << o.hashBits;
+    // Row f: [w(kStride) | u(kStride)]; averaged weight = w - u / steps.
+    std::vector<float> rows(dim * 2 * kStride, 0.0f);
+    std::vector<double> bias(kStride, 0.0), biasSum(kStride, 0.0);
     std::vector<size_t> order(examples.size());
     std::iota(order.begin(), order.end(), 0);
-    std::mt19937 rng(o.seed + uint32_t(k));
+    std::mt19937 rng(o.seed);
     double step = 1.0;
+    alignas(32) float z[kStride];
+    alignas(32) float delta[kStride];
+    alignas(32) float deltaSum[kStride];
     for (int epoch = 0; epoch < o.epochs; ++epoch) {
         std::shuffle(order.begin(), order.end(), rng);
         const double lr = o.learningRate / (1.0 + 0.5 * epoch);
         for (size_t idx : order) {
             const Example& e = examples[idx];
-            const bool y = (e.labels >> k) & 1u;
-            double z = b;
-            for (uint32_t f : e.x->indices)
-                z += w[f] * e.x->value;
-            const double p = 1.0 / (1.0 + std::exp(-z));
-            const double g = (p - (y ? 1.0 : 0.0)) * (y ? positiveWeight : 1.0);
-            if (std::abs(g) > 1e-4) {
-                const float delta = float(-lr * g * e.x->value);
-                for (uint32_t f : e.x->indices) {
-                    w[f] += delta;
-                    u[f] += float(step) * delta;
+            std::fill(std::begin(z), std::end(z), 0.0f);
+            for (uint32_t f : e.x->indices) {
+                const float* w = &rows[size_t(f) * 2 * kStride];
+                for (int k = 0; k < kStride; ++k)
+                    z[k] += w[k];
+            }
+            bool any = false;
+            for (int k = 0; k < kStride; ++k) {
+                if (k >= categories) {
+                    delta[k] = deltaSum[k] = 0.0f;
+                    continue;
                 }
-                b += -lr * g;
-                ub += step * (-lr * g);
+                const bool y = (e.labels >> k) & 1u;
+                const double s = bias[size_t(k)] + double(z[k]) * e.x->value;
+                const double p = 1.0 / (1.0 + std::exp(-s));
+                double g = (p - (y ? 1.0 : 0.0)) * (y ? positiveWeight[size_t(k)] : 1.0);
+                if (std::abs(g) < 1e-4)
+                    g = 0.0;
+                any = any || g != 0.0;
+                delta[k] = float(-lr * g * e.x->value);
+                deltaSum[k] = float(step) * delta[k];
+                bias[size_t(k)] += -lr * g;
+                biasSum[size_t(k)] += step * (-lr * g);
+            }
+            if (any) {
+                for (uint32_t f : e.x->indices) {
+                    float* w = &rows[size_t(f) * 2 * kStride];
+                    float* u = w + kStride;
+                    for (int k = 0; k < kStride; ++k) {
+                        w[k] += delta[k];
+                        u[k] += deltaSum[k];
+                    }
+                }
             }
             step += 1.0;
         }
     }
-    // Averaged weights, then keep the strongest.
-    std::vector<std::pair<float, uint32_t>> strongest;
-    for (size_t f = 0; f < dim; ++f) {
-        const float avg = w[f] - u[f] / float(step);
-        if (avg != 0.0f)
-            strongest.push_back({ avg, uint32_t(f) });
-    }
-    if (strongest.size() > o.keepWeights) {
-        std::nth_element(strongest.begin(), strongest.begin() + long(o.keepWeights),
-            strongest.end(),
-            [](const auto& a, const auto& c) { return std::abs(a.first) > std::abs(c.first); });
-        strongest.resize(o.keepWeights);
-    }
-    std::sort(strongest.begin(), strongest.end(),
-        [](const auto& a, const auto& c) { return a.second < c.second; });
-    for (const auto& [weight, f] : strongest) {
-        model.indices.push_back(f);
-        model.weights.push_back(weight);
-    }
-    model.bias = float(b - ub / step);
-    return model;
-}
 
-ClauseModel fitAll(const std::vector<PreparedContract>& contracts, const std::vector<int>& train,
-    const TrainingOptions& o)
-{
-    std::vector<Example> examples;
-    for (int c : train) {
-        const PreparedContract& p = contracts[size_t(c)];
-        for (size_t i = 0; i < p.features.size(); ++i)
-            examples.push_back({ &p.features[i], p.labels[i] });
-    }
     QList<CategoryModel> models;
-    std::vector<float> w, u;
-    const QStringList& categories = cuadCategories();
-    for (int k = 0; k < categories.size(); ++k) {
-        CategoryModel m = fitCategory(examples, k, o, w, u);
-        m.category = categories[k];
-        models.append(std::move(m));
+    std::vector<std::pair<float, uint32_t>> strongest;
+    for (int k = 0; k < categories; ++k) {
+        CategoryModel model;
+        model.category = names[k];
+        if (positives[size_t(k)] == 0) {
+            model.bias = -20.0f;
+            models.append(std::move(model));
+            continue;
+        }
+        strongest.clear();
+        for (size_t f = 0; f < dim; ++f) {
+            const float* w = &rows[f * 2 * kStride];
+            const float avg = w[k] - w[kStride + k] / float(step);
+            if (avg != 0.0f)
+                strongest.push_back({ avg, uint32_t(f) });
+        }
+        if (strongest.size() > o.keepWeights) {
+            std::nth_element(strongest.begin(), strongest.begin() + long(o.keepWeights),
+                strongest.end(),
+                [](const auto& a, const auto& c) { return std::abs(a.first) > std::abs(c.first); });
+            strongest.resize(o.keepWeights);
+        }
+        std::sort(strongest.begin(), strongest.end(),
+            [](const auto& a, const auto& c) { return a.second < c.second; });
+        for (const auto& [weight, f] : strongest) {
+            model.indices.push_back(f);
+            model.weights.push_back(weight);
+        }
+        model.bias = float(bias[size_t(k)] - biasSum[size_t(k)] / step);
+        models.append(std::move(model));
     }
     return ClauseModel(o.hashBits, std::move(models));
 }
-
-struct HeldOut {
-    int contract;
-    std::vector<std::vector<float>> scores;
-};
-
-float bestPresenceThreshold(const std::vector<std::pair<float, bool>>& maxima)
-{
-    int positives = 0;
-    for (const auto& m : maxima)
-        positives += m.second;
-    if (positives == 0)
-        return 1.01f;
-    std::vector<std::pair<float, bool>> sorted = maxima;
-    std::sort(sorted.begin(), sorted.end(),
-        [](const auto& a, const auto& b) { return a.first > b.first; });
-    int tp = 0;
-    double bestF1 = -1.0;
-    float best = 0.5f;
-    for (size_t i = 0; i < sorted.size(); ++i) {
-        tp += sorted[i].second;
-        const double f1 = 2.0 * tp / double(int(i + 1) + positives);
-        const float next = i + 1 < sorted.size() ? sorted[i + 1].first : 0.0f;
-        if (sorted[i].first == next)
-            continue;
-        if (f1 > bestF1) {
-            bestF1 = f1;
-            best = 0.5f * (sorted[i].first + next);
-        }
-    }
-    // A floor keeps categories learned from a handful of contracts from firing on faint
-    // evidence (thresholds near zero fit the inner folds' two positives and nothing else).
-    return tp > 0 && bestF1 > 0.0 ? std::max(best, kMinPresenceThreshold) : 1.01f;
-}
-
-float bestSpanThreshold(const std::vector<PreparedContract>& contracts,
-    const std::vector<HeldOut>& held, int k, float presence)
-{
-    double bestF1 = -1.0;
-    float best = presence;
-    for (float s = 0.05f; s < 0.99f; s += 0.025f) {
-        long predicted = 0, correct = 0, gold = 0, found = 0;
-        for (const HeldOut& h : held) {
-            const PreparedContract& p = contracts[size_t(h.contract)];
-            const auto& golds = p.goldMatches[size_t(k)];
-            gold += long(golds.size());
-            int top = -1;
-            float topScore = -1.0f;
-            for (size_t i = 0; i < h.scores.size(); ++i) {
-                if (h.scores[i][size_t(k)] > topScore) {
-                    topScore = h.scores[i][size_t(k)];
-                    top = int(i);
-                }
-            }
-            if (topScore < presence)
-                continue;
-            std::vector<char> chosen(h.scores.size(), 0);
-            for (size_t i = 0; i < h.scores.size(); ++i)
-                chosen[i] = h.scores[i][size_t(k)] >= s || int(i) == top;
-            for (size_t i = 0; i < chosen.size(); ++i) {
-                if (!chosen[i])
-                    continue;
-                ++predicted;
-                correct += (p.labels[i] >> k) & 1u;
-            }
-            for (const auto& matches : golds) {
-                for (int m : matches) {
-                    if (chosen[size_t(m)]) {
-                        ++found;
-                        break;
-                    }
-                }
-            }
-        }
-        if (predicted == 0 || gold == 0)
-            continue;
-        const double precision = double(correct) / double(predicted);
-        const double recall = double(found) / double(gold);
-        const double f1
-            = precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0;
-        if (f1 > bestF1) {
-            bestF1 = f1;
-            best = s;
-        }
-    }
-    return best;
-}
-
-} // namespace
 
 std::vector<std::vector<float>> scoreContract(
     const ClauseModel& model, const PreparedContract& contract)
@@ -242,36 +245,31 @@ ClauseModel trainClauseModel(const std::vector<PreparedContract>& contracts,
     const std::vector<int>& train, const TrainingOptions& options,
     const std::function<void(const QString&)>& log)
 {
-    // Held-out scores for every training contract from inner folds.
-    std::vector<HeldOut> held;
+    // Held-out scores for every training contract from inner folds, and the final model,
+    // fitted side by side.
     const int folds = std::max(2, options.thresholdFolds);
-    for (int f = 0; f < folds; ++f) {
+    std::vector<std::vector<HeldOutScores>> heldByFold(static_cast<size_t>(folds));
+    ClauseModel final;
+    runParallel(folds + 1, options.threads, [&](int f) {
+        if (f == folds) {
+            final = fitClauseModel(contracts, train, options);
+            return;
+        }
         std::vector<int> inner, outer;
         for (size_t i = 0; i < train.size(); ++i)
             (int(i) % folds == f ? outer : inner).push_back(train[i]);
-        const ClauseModel model = fitAll(contracts, inner, options);
+        const ClauseModel model = fitClauseModel(contracts, inner, options);
         for (int c : outer)
-            held.push_back({ c, scoreContract(model, contracts[size_t(c)]) });
-        if (log)
-            log(QStringLiteral("threshold fold %1/%2 done").arg(f + 1).arg(folds));
-    }
-    ClauseModel final = fitAll(contracts, train, options);
-    QList<CategoryModel> categories = final.categories();
-    for (int k = 0; k < categories.size(); ++k) {
-        std::vector<std::pair<float, bool>> maxima;
-        for (const HeldOut& h : held) {
-            float m = 0.0f;
-            for (const auto& s : h.scores)
-                m = std::max(m, s[size_t(k)]);
-            maxima.push_back({ m, bool((contracts[size_t(h.contract)].present >> k) & 1u) });
-        }
-        categories[k].presenceThreshold = bestPresenceThreshold(maxima);
-        categories[k].spanThreshold
-            = bestSpanThreshold(contracts, held, k, categories[k].presenceThreshold);
-    }
+            heldByFold[size_t(f)].push_back({ c, scoreContract(model, contracts[size_t(c)]) });
+    });
+    std::vector<HeldOutScores> held;
+    for (auto& fold : heldByFold)
+        std::move(fold.begin(), fold.end(), std::back_inserter(held));
     if (log)
-        log(QStringLiteral("final model trained on %1 contracts").arg(train.size()));
-    return ClauseModel(options.hashBits, std::move(categories));
+        log(QStringLiteral("%1 inner folds and the final model (%2 contracts) trained")
+                .arg(folds)
+                .arg(train.size()));
+    return withThresholds(final, contracts, held, options.presenceCues);
 }
 
 } // namespace cw::heads

@@ -16,11 +16,13 @@ struct PreparedContract {
     const LabelledContract* source = nullptr;
     QList<ClauseCandidate> candidates;
     std::vector<FeatureVector> features;
-    std::vector<uint64_t> labels; // bit k: candidate matches a gold span of category k
+    std::vector<uint64_t> labels; // bit k (cuadCategories() order): matches a gold span of k
     uint64_t present = 0; // bit k: lawyers marked category k present
     QList<qsizetype> nonSpace; // nonSpacePrefix(text)
     // goldMatches[k][g]: candidates matching gold span g of category k.
     std::vector<std::vector<std::vector<int>>> goldMatches;
+    // cued[k]: candidates holding the presence cue of category k (presence_cues.h).
+    std::vector<std::vector<int>> cued;
 };
 
 struct TrainingOptions {
@@ -30,18 +32,35 @@ struct TrainingOptions {
     int thresholdFolds = 3; // inner folds for choosing thresholds
     size_t keepWeights = 6000; // strongest weights kept per category
     uint32_t seed = 17;
+    int threads = 0; // worker threads for independent fits; 0: one per core
+    bool presenceCues = true; // let cue wordings lower the presence threshold
 };
 
 PreparedContract prepareContract(const LabelledContract& contract, uint32_t hashBits);
+// prepareContract over all contracts, on `threads` workers (0: one per core).
+std::vector<PreparedContract> prepareContracts(
+    const QList<LabelledContract>& contracts, uint32_t hashBits, int threads = 0);
 
-// Trains the model on `train` (indices into `contracts`) and picks thresholds by inner
-// cross-validation on those contracts only. `log` gets one line per stage.
+// The categories the classifier learns: CUAD's, less those read by document-level rules.
+const QStringList& classifierCategories();
+
+// Fits the per-category logistic regressions on `train` (indices into `contracts`), all
+// categories in one pass over the data. Thresholds are left at their defaults.
+ClauseModel fitClauseModel(const std::vector<PreparedContract>& contracts,
+    const std::vector<int>& train, const TrainingOptions& options);
+
+// Per-candidate probabilities [candidate][category] for one prepared contract, with the
+// category gates applied.
+std::vector<std::vector<float>> scoreContract(
+    const ClauseModel& model, const PreparedContract& contract);
+
+// Trains the model on `train` and picks thresholds by inner cross-validation on those
+// contracts only. `log` gets one line per stage.
 ClauseModel trainClauseModel(const std::vector<PreparedContract>& contracts,
     const std::vector<int>& train, const TrainingOptions& options,
     const std::function<void(const QString&)>& log = {});
 
-// Per-candidate probabilities [candidate][category] for one prepared contract.
-std::vector<std::vector<float>> scoreContract(
-    const ClauseModel& model, const PreparedContract& contract);
+// Runs `work(i)` for i in [0, count) on `threads` workers (0: one per core).
+void runParallel(int count, int threads, const std::function<void(int)>& work);
 
 } // namespace cw::heads

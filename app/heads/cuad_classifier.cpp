@@ -1,5 +1,6 @@
 #include "app/heads/cuad_classifier.h"
 
+#include "app/heads/presence_cues.h"
 #include "app/heads/text_features.h"
 
 #include <QHash>
@@ -69,6 +70,39 @@ void applyCategoryGates(const ClauseModel& model, const QString& text,
     }
 }
 
+PresenceDecision decidePresence(const CategoryModel& c,
+    const std::vector<std::vector<float>>& scores, int k, const std::vector<int>& cued)
+{
+    PresenceDecision d;
+    float topScore = -1.0f;
+    for (size_t i = 0; i < scores.size(); ++i) {
+        if (scores[i][size_t(k)] > topScore) {
+            topScore = scores[i][size_t(k)];
+            d.top = int(i);
+        }
+    }
+    if (d.top >= 0 && topScore >= c.presenceThreshold) {
+        d.present = true;
+        return d;
+    }
+    if (c.cueThreshold > 1.0f)
+        return d;
+    float cueScore = -1.0f;
+    int cueTop = -1;
+    for (int i : cued) {
+        if (scores[size_t(i)][size_t(k)] > cueScore) {
+            cueScore = scores[size_t(i)][size_t(k)];
+            cueTop = i;
+        }
+    }
+    if (cueTop >= 0 && cueScore >= c.cueThreshold) {
+        d.present = true;
+        d.top = cueTop;
+        d.byCue = true;
+    }
+    return d;
+}
+
 QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores)
 {
@@ -76,19 +110,15 @@ QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const auto& categories = model.categories();
     for (int k = 0; k < categories.size(); ++k) {
         const CategoryModel& c = categories[k];
-        int top = -1;
-        float topScore = -1.0f;
-        for (size_t i = 0; i < scores.size(); ++i) {
-            if (scores[i][size_t(k)] > topScore) {
-                topScore = scores[i][size_t(k)];
-                top = int(i);
-            }
-        }
-        if (top < 0 || topScore < c.presenceThreshold)
+        const std::vector<int> cued = c.cueThreshold <= 1.0f
+            ? cueCandidates(c.category, text, candidates)
+            : std::vector<int> {};
+        const PresenceDecision presence = decidePresence(c, scores, k, cued);
+        if (!presence.present)
             continue;
         for (size_t i = 0; i < scores.size(); ++i) {
             const float s = scores[i][size_t(k)];
-            if (s < c.spanThreshold && int(i) != top)
+            if (int(i) != presence.top && (presence.byCue || s < c.spanThreshold))
                 continue;
             const ClauseCandidate& cand = candidates[qsizetype(i)];
             Finding f;
@@ -99,26 +129,40 @@ QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
             f.text = text.mid(cand.start, cand.end - cand.start);
             f.confidence = double(s);
             f.source = QStringLiteral("fast");
-            f.rationale = QStringLiteral("clause classifier score %1 (threshold %2)")
-                              .arg(double(s), 0, 'f', 2)
-                              .arg(double(c.presenceThreshold), 0, 'f', 2);
+            f.rationale = presence.byCue
+                ? QStringLiteral("clause classifier score %1 with the category's wording "
+                                 "(threshold %2)")
+                      .arg(double(s), 0, 'f', 2)
+                      .arg(double(c.cueThreshold), 0, 'f', 2)
+                : QStringLiteral("clause classifier score %1 (threshold %2)")
+                      .arg(double(s), 0, 'f', 2)
+                      .arg(double(c.presenceThreshold), 0, 'f', 2);
             findings.append(std::move(f));
         }
     }
     return findings;
 }
 
-QList<Finding> classifyText(const ClauseModel& model, const QString& text,
-    const QList<Clause>& clauses, const std::function<bool()>& cancelled)
+std::vector<std::vector<float>> scoreCandidates(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, const std::function<bool()>& cancelled)
 {
-    const QList<ClauseCandidate> candidates = buildCandidates(text, clauses);
     std::vector<std::vector<float>> scores(size_t(candidates.size()));
     for (int i = 0; i < candidates.size(); ++i) {
-        if (cancelled && i % 256 == 0 && cancelled())
+        if (cancelled && i % 128 == 0 && cancelled())
             return {};
         model.score(candidateFeatures(text, candidates, i, model.hashBits()), scores[size_t(i)]);
     }
     applyCategoryGates(model, text, candidates, scores);
+    return scores;
+}
+
+QList<Finding> classifyText(const ClauseModel& model, const QString& text,
+    const QList<Clause>& clauses, const std::function<bool()>& cancelled)
+{
+    const QList<ClauseCandidate> candidates = buildCandidates(text, clauses);
+    const auto scores = scoreCandidates(model, text, candidates, cancelled);
+    if (scores.size() != size_t(candidates.size()))
+        return {};
     return classifyCandidates(model, text, candidates, scores);
 }
 

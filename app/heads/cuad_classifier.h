@@ -15,9 +15,24 @@ namespace cw::heads {
 QList<Finding> classifyText(const ClauseModel& model, const QString& text,
     const QList<Clause>& clauses, const std::function<bool()>& cancelled = {});
 
+// Scores [candidate][category] of every candidate, category gates applied: what a review
+// and the evaluation compute alike. Empty when `cancelled` says so.
+std::vector<std::vector<float>> scoreCandidates(const ClauseModel& model, const QString& text,
+    const QList<ClauseCandidate>& candidates, const std::function<bool()>& cancelled = {});
+
 // The same on candidates whose features are already computed (training, evaluation).
 QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores);
+
+// Whether a contract has category `k` of the model (CategoryModel's rule), and the
+// candidate that decided it. `cued`: the candidates holding the category's presence cue.
+struct PresenceDecision {
+    bool present = false;
+    bool byCue = false; // only through the cue route
+    int top = -1;
+};
+PresenceDecision decidePresence(const CategoryModel& category,
+    const std::vector<std::vector<float>>& scores, int k, const std::vector<int>& cued);
 
 // Zeroes the scores of candidates that lack the words a category cannot do without
 // ("escrow" for Source Code Escrow, "insur" for Insurance ...), so rare categories learned

@@ -1,5 +1,6 @@
 #include "app/heads/heads_evaluation.h"
 
+#include "app/heads/clause_thresholds.h"
 #include "app/heads/cuad_classifier.h"
 #include "app/heads/document_findings.h"
 #include "app/heads/field_extractors.h"
@@ -8,6 +9,7 @@
 #include <QJsonArray>
 #include <QRegularExpression>
 #include <algorithm>
+#include <atomic>
 
 namespace cw::heads {
 
@@ -80,38 +82,106 @@ QString governingLawOf(const QList<Finding>& findings)
     return law;
 }
 
+namespace {
+
+// Every model a k-fold evaluation needs, fitted once: the model of each outer fold (trained
+// on the other folds) and, for each pair of folds {f, g}, a model trained without both,
+// whose scores on g are the held-out scores fold f's thresholds are chosen on. The test
+// fold never reaches the models or the thresholds it is scored with.
+struct FoldModels {
+    std::vector<ClauseModel> outer;
+    std::vector<std::vector<HeldOutScores>> heldOut; // per outer fold
+};
+
+FoldModels fitFoldModels(const std::vector<PreparedContract>& prepared, int folds,
+    const TrainingOptions& options, const std::function<void(const QString&)>& log)
+{
+    const int n = int(prepared.size());
+    std::vector<std::pair<int, int>> pairs;
+    for (int f = 0; f < folds; ++f) {
+        for (int g = f + 1; g < folds; ++g)
+            pairs.push_back({ f, g });
+    }
+    FoldModels out;
+    out.outer.resize(size_t(folds));
+    out.heldOut.resize(size_t(folds));
+    // pairScores[p][i]: scores of contract i (in fold f or g of pair p) by the pair's model.
+    std::vector<std::vector<std::vector<std::vector<float>>>> pairScores(pairs.size());
+    std::atomic<int> done { 0 };
+    const int tasks = int(pairs.size()) + folds;
+    runParallel(tasks, options.threads, [&](int t) {
+        std::vector<int> train;
+        if (t < folds) {
+            for (int i = 0; i < n; ++i) {
+                if (i % folds != t)
+                    train.push_back(i);
+            }
+            out.outer[size_t(t)] = fitClauseModel(prepared, train, options);
+        } else {
+            const auto [f, g] = pairs[size_t(t - folds)];
+            for (int i = 0; i < n; ++i) {
+                if (i % folds != f && i % folds != g)
+                    train.push_back(i);
+            }
+            const ClauseModel model = fitClauseModel(prepared, train, options);
+            auto& scores = pairScores[size_t(t - folds)];
+            scores.resize(size_t(n));
+            for (int i = 0; i < n; ++i) {
+                if (i % folds == f || i % folds == g)
+                    scores[size_t(i)] = scoreContract(model, prepared[size_t(i)]);
+            }
+        }
+        if (log)
+            log(QStringLiteral("model %1/%2 fitted").arg(++done).arg(tasks));
+    });
+    for (size_t p = 0; p < pairs.size(); ++p) {
+        const auto [f, g] = pairs[p];
+        for (int i = 0; i < n; ++i) {
+            if (i % folds == g)
+                out.heldOut[size_t(f)].push_back({ i, pairScores[p][size_t(i)] });
+            else if (i % folds == f)
+                out.heldOut[size_t(g)].push_back({ i, pairScores[p][size_t(i)] });
+        }
+    }
+    return out;
+}
+
+} // namespace
+
 EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int folds,
     const TrainingOptions& options, const std::function<void(const QString&)>& log)
 {
     EvaluationResult result;
     result.contracts = int(contracts.size());
     result.folds = folds;
-    std::vector<PreparedContract> prepared;
-    prepared.reserve(size_t(contracts.size()));
-    for (const LabelledContract& c : contracts)
-        prepared.push_back(prepareContract(c, options.hashBits));
+    QElapsedTimer clock;
+    clock.start();
+    const std::vector<PreparedContract> prepared
+        = prepareContracts(contracts, options.hashBits, options.threads);
     if (log)
-        log(QStringLiteral("prepared %1 contracts").arg(contracts.size()));
+        log(QStringLiteral("prepared %1 contracts in %2 s")
+                .arg(contracts.size())
+                .arg(double(clock.elapsed()) / 1000.0, 0, 'f', 1));
+    const FoldModels models = fitFoldModels(prepared, folds, options, log);
+    if (log)
+        log(QStringLiteral("fitted %1 models in %2 s")
+                .arg(folds * (folds + 1) / 2)
+                .arg(double(clock.elapsed()) / 1000.0, 0, 'f', 1));
     const QStringList& names = cuadCategories();
     for (const QString& n : names)
         result.categories.append(CategoryScore { n });
     double totalMs = 0.0;
     for (int fold = 0; fold < folds; ++fold) {
-        std::vector<int> train, test;
-        for (int i = 0; i < int(prepared.size()); ++i)
-            (i % folds == fold ? test : train).push_back(i);
-        const ClauseModel model = trainClauseModel(prepared, train, options, {});
-        for (int i : test) {
+        const ClauseModel model = withThresholds(models.outer[size_t(fold)], prepared,
+            models.heldOut[size_t(fold)], options.presenceCues);
+        for (int i = fold; i < int(prepared.size()); i += folds) {
             const PreparedContract& p = prepared[size_t(i)];
             const QString& text = p.source->text;
             QElapsedTimer timer;
             timer.start();
             // Recompute features as a review would, to time the whole path honestly.
-            std::vector<std::vector<float>> scores(p.features.size());
             const QList<ClauseCandidate> candidates = buildCandidates(text, {});
-            for (int c = 0; c < candidates.size(); ++c)
-                model.score(
-                    candidateFeatures(text, candidates, c, model.hashBits()), scores[size_t(c)]);
+            const auto scores = scoreCandidates(model, text, candidates);
             const QList<Finding> findings = fastFindings(model, text, candidates, scores);
             totalMs += double(timer.nsecsElapsed()) / 1e6;
             for (int k = 0; k < names.size(); ++k) {
@@ -180,8 +250,6 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
                 }
             }
         }
-        if (log)
-            log(QStringLiteral("fold %1/%2 done").arg(fold + 1).arg(folds));
     }
     long predicted = 0, correct = 0, gold = 0, found = 0;
     double sumF1 = 0.0;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <QJsonDocument>
+#include <algorithm>
 #include <cstdio>
 
 namespace {
@@ -20,6 +21,15 @@ int runEvalHeads(std::span<char*> args)
     app.add_option("--heads", heads, "which heads: fast (llm needs the engine)")
         ->check(CLI::IsMember({ "fast", "llm" }));
     app.add_option("--folds", folds, "number of folds")->check(CLI::Range(2, 20));
+    cw::heads::TrainingOptions options;
+    bool fast = false;
+    app.add_option("--threads", options.threads, "worker threads (0: one per core)")
+        ->check(CLI::Range(0, 256));
+    bool noCues = false;
+    app.add_flag("--no-cues", noCues,
+        "ablation: decide presence from the classifier's scores alone, without cue wordings");
+    app.add_flag("--fast", fast,
+        "for iterating: half the training epochs (the figures differ a little from a full run)");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -40,7 +50,10 @@ int runEvalHeads(std::span<char*> args)
             data.c_str(), int(contracts->size()), folds);
         return 1;
     }
-    const auto result = cw::heads::evaluateFastHeads(*contracts, folds, {},
+    options.presenceCues = !noCues;
+    if (fast)
+        options.epochs = std::max(1, options.epochs / 2);
+    const auto result = cw::heads::evaluateFastHeads(*contracts, folds, options,
         [](const QString& line) { std::fprintf(stderr, "%s\n", qPrintable(line)); });
     std::printf("%s\n", qPrintable(result.table()));
     std::printf("%s\n", QJsonDocument(result.toJson()).toJson(QJsonDocument::Compact).constData());

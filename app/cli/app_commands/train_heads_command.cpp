@@ -53,9 +53,8 @@ int runTrainHeads(std::span<char*> args)
         return 1;
     }
     const cw::heads::TrainingOptions options;
-    std::vector<cw::heads::PreparedContract> prepared;
-    for (const auto& c : *contracts)
-        prepared.push_back(cw::heads::prepareContract(c, options.hashBits));
+    const std::vector<cw::heads::PreparedContract> prepared
+        = cw::heads::prepareContracts(*contracts, options.hashBits);
     std::vector<int> all(prepared.size());
     std::iota(all.begin(), all.end(), 0);
     const auto model = cw::heads::trainClauseModel(prepared, all, options,

@@ -1,0 +1,184 @@
+#include "app/heads/presence_cues.h"
+
+#include <QHash>
+#include <QRegularExpression>
+#include <algorithm>
+
+namespace cw::heads {
+
+namespace {
+
+const QHash<QString, QRegularExpression>& cues()
+{
+    static const QHash<QString, QRegularExpression> table = [] {
+        const auto options = QRegularExpression::CaseInsensitiveOption
+            | QRegularExpression::UseUnicodePropertiesOption;
+        QHash<QString, QRegularExpression> t;
+        auto add = [&](const char* category, const char* pattern) {
+            QRegularExpression re(QString::fromUtf8(pattern), options);
+            Q_ASSERT(re.isValid());
+            re.optimize();
+            t.insert(QString::fromUtf8(category), re);
+        };
+        add("Expiration Date",
+            "\\b(?:initial\\s+term|term\\s+of\\s+this\\s+agreement|shall\\s+(?:expire|terminate)"
+            "\\s+(?:on|at)|until\\s+(?:the\\s+)?(?:\\d|[a-z]+\\s+\\(\\d+\\)\\s+(?:anniversary|"
+            "years?)))");
+        add("Renewal Term",
+            "\\b(?:automatically\\s+(?:renew|extend)|renew(?:ed|al)?\\s+for\\s+(?:an?\\s+)?"
+            "(?:additional|successive|further)|successive\\s+(?:\\w+\\s+){0,3}(?:periods?|terms?)"
+            "|evergreen)");
+        add("Notice Period To Terminate Renewal",
+            "\\b(?:renew|extend)\\w*[^.]{0,200}\\bunless\\b[^.]{0,150}\\bnotice"
+            "|\\bnotice\\s+of\\s+(?:its\\s+)?(?:intent\\w*\\s+)?(?:not\\s+to\\s+renew|non-?"
+            "renewal)");
+        add("Governing Law",
+            "\\b(?:governed\\s+by|construed\\s+(?:and\\s+enforced\\s+)?in\\s+accordance\\s+with|"
+            "governing\\s+law)");
+        add("Most Favored Nation",
+            "\\bmost\\s+favou?red|\\b(?:no|not)\\s+less\\s+favou?rable|\\bmore\\s+favou?rable\\s+"
+            "(?:terms|pricing|prices?|conditions)|\\b(?:lowest|best)\\s+(?:net\\s+)?price");
+        add("Competitive Restriction Exception",
+            "\\bnotwithstanding\\s+(?:the\\s+foregoing|anything)[^.]{0,200}\\b(?:compet|exclusiv|"
+            "solicit)|\\b(?:shall|will)\\s+not\\s+(?:be\\s+deemed\\s+to\\s+)?(?:prohibit|restrict|"
+            "prevent)");
+        add("Non-Compete",
+            "\\bnon-?compet|\\bnot\\s+(?:to\\s+)?(?:directly\\s+or\\s+indirectly\\s+)?(?:compete|"
+            "engage)|\\bcompetitive\\s+(?:products?|business|activit)|\\bcompeting\\s+products?");
+        add("Exclusivity",
+            "\\bexclusiv(?:e|ely|ity)\\b(?![- "
+            "]?(?:of|property))|\\bsole\\s+(?:and\\s+exclusive\\s+)?"
+            "(?:supplier|distributor|source|provider)|\\ball\\s+(?:of\\s+)?its\\s+requirements");
+        add("No-Solicit Of Customers",
+            "\\bsolicit\\w*[^.]{0,150}\\b(?:customers?|clients?|accounts?|suppliers?)\\b|"
+            "\\b(?:divert|circumvent)\\w*[^.]{0,100}\\b(?:customers?|clients?|business)");
+        add("No-Solicit Of Employees",
+            "\\b(?:solicit|recruit|hire|employ|induce)\\w*[^.]{0,150}\\b(?:employees?|personnel|"
+            "staff|consultants?)\\b|\\bnon-?solicit");
+        add("Non-Disparagement",
+            "\\bdisparag|\\bderogatory|\\bdefamatory|\\bdisrepute|\\bnegative\\s+(?:statements?|"
+            "comments?|remarks?)");
+        add("Termination For Convenience",
+            "\\bterminat\\w*[^.]{0,150}\\b(?:for\\s+(?:its\\s+)?convenience|without\\s+cause|"
+            "for\\s+"
+            "any\\s+reason|for\\s+no\\s+reason|at\\s+any\\s+time[^.]{0,80}\\bnotice)");
+        add("Rofr/Rofo/Rofn",
+            "\\bright\\s+of\\s+first\\s+(?:refusal|offer|negotiation)|\\bfirst\\s+right\\s+to\\s+"
+            "(?:negotiate|purchase|acquire|offer)|\\bright\\s+of\\s+first\\b");
+        add("Change Of Control",
+            "\\bchange\\s+(?:of|in)\\s+(?:the\\s+)?control|\\bsubstantially\\s+all\\s+of\\s+"
+            "(?:its|the)\\s+(?:assets|business)|\\bmerger|\\bby\\s+operation\\s+of\\s+law");
+        add("Anti-Assignment",
+            "\\bassign\\w*[^.]{0,200}\\b(?:without\\s+(?:the\\s+)?(?:prior\\s+)?(?:written\\s+)?"
+            "consent|prior\\s+written\\s+consent)|\\bmay\\s+not\\s+(?:be\\s+)?assign");
+        add("Revenue/Profit Sharing",
+            "\\broyalt(?:y|ies)|\\brevenue\\s+shar|\\bprofit\\s+shar|\\b(?:percent|%)\\s*(?:\\)\\s*"
+            ")?"
+            "of\\s+(?:the\\s+)?(?:net|gross)\\s+(?:sales|revenues?|profits?|receipts)|"
+            "\\bcommissions?");
+        add("Price Restrictions",
+            "\\bpric\\w*[^.]{0,120}\\b(?:shall\\s+not\\s+(?:be\\s+)?(?:increase|exceed|change)|"
+            "fixed|may\\s+not\\s+(?:be\\s+)?increase)|\\b(?:not\\s+to\\s+exceed|no\\s+more\\s+than)"
+            "[^.]{0,60}\\bincrease");
+        add("Minimum Commitment",
+            "\\bminimum\\s+(?:annual\\s+|monthly\\s+|quarterly\\s+)?(?:purchase|order|quantit|"
+            "commitment|volume|royalt|sales|guarantee|payment)|\\b(?:annual|guaranteed)\\s+"
+            "minimum");
+        add("Volume Restriction",
+            "\\b(?:not\\s+(?:more|to\\s+exceed)|in\\s+excess\\s+of|up\\s+to\\s+a\\s+maximum)[^.]{0,"
+            "80}"
+            "\\b(?:units|quantit|users|copies|hours|days|volume)");
+        add("Ip Ownership Assignment",
+            "\\bhereby\\s+(?:irrevocably\\s+)?assigns?|\\bwork\\s+made\\s+for\\s+hire|\\bshall\\s+"
+            "be\\s+"
+            "(?:the\\s+)?(?:sole\\s+(?:and\\s+exclusive\\s+)?)?(?:exclusive\\s+)?property\\s+of"
+            "|\\bshall\\s+(?:vest|own)\\b");
+        add("Joint Ip Ownership",
+            "\\bjointly\\s+(?:own|held|developed|invented|registered)|\\bjoint\\s+(?:ownership|"
+            "inventions?|intellectual|owners?|patents?)|\\bco-?own");
+        add("License Grant",
+            "\\bhereby\\s+grants?[^.]{0,200}\\b(?:licen[cs]e|right\\s+to\\s+use)|\\blicen[cs]e\\s+"
+            "is\\s+(?:hereby\\s+)?granted|\\bgrants?\\s+to\\s+\\w+[^.]{0,80}\\blicen[cs]e");
+        add("Non-Transferable License",
+            "\\bnon-?transferr?able|\\bnon-?assignable|\\bnot\\s+(?:be\\s+)?(?:transferable|"
+            "assignable)|\\bnon-?sublicensable");
+        add("Affiliate License-Licensor",
+            "\\b(?:licensor|\\w+)\\s+(?:and|or)\\s+(?:its|their)\\s+affiliates[^.]{0,150}"
+            "\\b(?:grants?|licen[cs]|own|controll?ed)|\\bcontrolled\\s+by\\s+\\w+\\s+or\\s+its\\s+"
+            "affiliates");
+        add("Affiliate License-Licensee",
+            "\\blicen[cs]\\w*[^.]{0,200}\\b(?:to|for)\\s+\\w+\\s+and\\s+its\\s+(?:affiliates|"
+            "subsidiaries)|\\b(?:affiliates|subsidiaries)\\s+(?:of\\s+\\w+\\s+)?(?:may|shall\\s+"
+            "have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)");
+        add("Unlimited/All-You-Can-Eat-License",
+            "\\bunlimited\\b|\\ball[- ]you[- ]can[- ]eat|\\benterprise[- "
+            "]wide|\\bany\\s+number\\s+of\\s+"
+            "(?:copies|users|units)");
+        add("Irrevocable Or Perpetual License",
+            "\\b(?:perpetual|irrevocable)\\b[^.]{0,150}\\b(?:licen[cs]e|right\\s+to\\s+use)");
+        add("Source Code Escrow", "\\bescrow\\b");
+        add("Post-Termination Services",
+            "\\b(?:after|following|upon|subsequent\\s+to)\\s+(?:the\\s+)?(?:expiration|termination|"
+            "effective\\s+date\\s+of\\s+termination)[^.]{0,200}\\b(?:shall|will|may)\\s+continue|"
+            "\\bsell-?off\\s+period|\\btransition\\s+(?:services|period|assistance)|\\bwind-?down");
+        add("Audit Rights",
+            "\\baudit|\\binspect\\w*[^.]{0,100}\\b(?:books|records|facilit|premises)|\\bbooks\\s+"
+            "and\\s+records");
+        add("Uncapped Liability",
+            "\\b(?:except|excluding|other\\s+than|shall\\s+not\\s+apply\\s+to)[^.]{0,200}\\b"
+            "(?:indemnif|confidential|gross\\s+negligence|willful|wilful)[^.]{0,300}\\bliab|"
+            "\\bliab\\w*[^.]{0,300}\\b(?:shall\\s+not\\s+apply|except\\s+for)[^.]{0,200}\\b"
+            "(?:indemnif|confidential|gross\\s+negligence|willful|wilful)");
+        add("Cap On Liability",
+            "\\b(?:aggregate|total|maximum|cumulative|entire)\\s+liability|\\bliab\\w*[^.]{0,200}"
+            "\\b(?:shall\\s+not\\s+exceed|limited\\s+to|in\\s+excess\\s+of)|\\bin\\s+no\\s+"
+            "event\\s+"
+            "shall[^.]{0,100}\\bliable");
+        add("Liquidated Damages",
+            "\\bliquidated\\s+damages|\\btermination\\s+fee|\\bbreak-?up\\s+fee|\\bkill\\s+fee|"
+            "\\bnot\\s+as\\s+a\\s+penalty");
+        add("Warranty Duration",
+            "\\bwarrant\\w*[^.]{0,200}\\b(?:period\\s+of|for\\s+(?:a\\s+period\\s+of\\s+)?)\\s*"
+            "(?:\\w+\\s+)?\\(?\\d+\\)?\\s*(?:days|months|years)|\\bwarranty\\s+period");
+        add("Insurance", "\\binsurance\\b|\\binsured\\b");
+        add("Covenant Not To Sue",
+            "\\bcovenants?\\s+not\\s+to\\s+sue|\\bnot\\s+to\\s+sue|\\b(?:shall|will)\\s+not\\s+"
+            "(?:directly\\s+or\\s+indirectly\\s+)?(?:\\w+\\s+){0,3}(?:contest|challenge|dispute|"
+            "oppose|attack)|\\bno\\s+(?:claim|action|suit)\\s+(?:shall|may)\\s+be\\s+brought");
+        add("Third Party Beneficiary", "\\bthird[- ]part(?:y|ies)\\s+beneficiar");
+        return t;
+    }();
+    return table;
+}
+
+} // namespace
+
+bool hasPresenceCue(const QString& category)
+{
+    return cues().contains(category);
+}
+
+std::vector<int> cueCandidates(
+    const QString& category, const QString& text, const QList<ClauseCandidate>& candidates)
+{
+    std::vector<int> out;
+    const auto cue = cues().constFind(category);
+    if (cue == cues().constEnd() || candidates.isEmpty())
+        return out;
+    auto it = cue->globalMatch(text);
+    while (it.hasNext()) {
+        const auto m = it.next();
+        // The candidate holding the start of the match (candidates are in text order).
+        const qsizetype at = m.capturedStart();
+        auto after = std::upper_bound(candidates.begin(), candidates.end(), at,
+            [](qsizetype pos, const ClauseCandidate& c) { return pos < c.start; });
+        if (after == candidates.begin())
+            continue;
+        const int index = int(std::distance(candidates.begin(), after)) - 1;
+        if (at < candidates[index].end && (out.empty() || out.back() != index))
+            out.push_back(index);
+    }
+    return out;
+}
+
+} // namespace cw::heads
