@@ -9,6 +9,7 @@ struct CpuFeatures {
     bool fma = false;
     bool f16c = false;
     bool avx512f = false;
+    bool avx512bw = false; // byte/word operations on 512-bit registers
 };
 
 const CpuFeatures& cpuFeatures();

@@ -304,7 +304,7 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
     float* scratch)
 {
-    if (headDim % 8 == 0 && quant::activeCpuKernelPath() == quant::CpuKernelPath::Avx2) {
+    if (headDim % 8 == 0 && quant::activeCpuKernelPath() != quant::CpuKernelPath::Portable) {
         attentionHeadAvx2(q, qStride, nQ, firstQueryPos, keys, values, nKv, headDim, scale, out,
             outStride, scratch);
         return;

@@ -26,10 +26,22 @@ bool detectAvx2()
     return cpu.avx2 && cpu.fma && cpu.f16c;
 }
 
+bool detectAvx512()
+{
+    const CpuFeatures& cpu = cpuFeatures();
+    return detectAvx2() && cpu.avx512f && cpu.avx512bw;
+}
+
+CpuKernelPath detectPath()
+{
+    return detectAvx512() ? CpuKernelPath::Avx512
+        : detectAvx2()    ? CpuKernelPath::Avx2
+                          : CpuKernelPath::Portable;
+}
+
 std::atomic<CpuKernelPath>& pathSetting()
 {
-    static std::atomic<CpuKernelPath> path { detectAvx2() ? CpuKernelPath::Avx2
-                                                          : CpuKernelPath::Portable };
+    static std::atomic<CpuKernelPath> path { detectPath() };
     return path;
 }
 
@@ -64,7 +76,7 @@ using RowDot = float (*)(TensorType, const void*, const float*, std::int64_t);
 
 RowDot rowDotFor(CpuKernelPath path)
 {
-    return path == CpuKernelPath::Avx2 ? &dotRowAvx2 : &dotRowPortable;
+    return path == CpuKernelPath::Portable ? &dotRowPortable : &dotRowAvx2;
 }
 
 } // namespace
@@ -80,8 +92,21 @@ CpuKernelPath activeCpuKernelPath()
     return pathSetting().load(std::memory_order_relaxed);
 }
 
+bool cpuSupportsAvx512()
+{
+    static const bool supported = detectAvx512();
+    return supported;
+}
+
+CpuKernelPath detectedCpuKernelPath()
+{
+    return detectPath();
+}
+
 void setCpuKernelPath(CpuKernelPath path)
 {
+    if (path == CpuKernelPath::Avx512 && !cpuSupportsAvx512())
+        path = CpuKernelPath::Avx2;
     if (path == CpuKernelPath::Avx2 && !cpuSupportsAvx2())
         path = CpuKernelPath::Portable;
     pathSetting().store(path, std::memory_order_relaxed);

@@ -25,11 +25,15 @@ void matMul(TensorType type, const void* weights, std::size_t rowStrideBytes, st
 float dotRow(TensorType type, const void* row, const float* x, std::int64_t n);
 
 // Which implementation runs: AVX2+FMA+F16C when the CPU has them (checked at run time), else
-// portable C++. Tests force each path.
-enum class CpuKernelPath { Portable, Avx2 };
+// portable C++; Avx512 is Avx2 plus 512-bit versions of the kernels that have one (the
+// integer k-quant products). Tests force each path.
+enum class CpuKernelPath { Portable, Avx2, Avx512 };
 CpuKernelPath activeCpuKernelPath();
 bool cpuSupportsAvx2();
-// Forces a path (Avx2 is ignored where the CPU lacks it). Not thread-safe: tests and start-up.
+bool cpuSupportsAvx512(); // AVX-512 F and BW, besides AVX2
+// Forces a path (falls back to the best the CPU has). Not thread-safe: tests and start-up.
 void setCpuKernelPath(CpuKernelPath path);
+// The path the CPU's features select (what runs unless a test forced another).
+CpuKernelPath detectedCpuKernelPath();
 
 } // namespace cw::kernels::quant

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/quant/dot_q8k_avx2.h"
+#include "kernels/cpu/quant/dot_q8k_avx512.h"
 
 #include <algorithm>
 #include <cassert>
@@ -126,7 +127,15 @@ inline std::int64_t rowsAhead(std::size_t rowStrideBytes)
 
 RowDotQ8K rowDotQ8K()
 {
-    return activeCpuKernelPath() == CpuKernelPath::Avx2 ? &dotRowQ8KAvx2 : &dotRowQ8KPortable;
+    switch (activeCpuKernelPath()) {
+    case CpuKernelPath::Avx512:
+        return &dotRowQ8KAvx512;
+    case CpuKernelPath::Avx2:
+        return &dotRowQ8KAvx2;
+    case CpuKernelPath::Portable:
+        break;
+    }
+    return &dotRowQ8KPortable;
 }
 
 } // namespace

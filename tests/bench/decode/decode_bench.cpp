@@ -88,7 +88,7 @@ double measureBandwidth(cw::kernels::ThreadPool& pool)
         1);
     double best = 0.0;
     std::vector<double> sums(std::size_t(parts), 0.0);
-    for (int rep = 0; rep < 5; ++rep) {
+    for (int rep = 0; rep < 8; ++rep) {
         const double t0 = now();
         pool.parallelFor(
             parts,
@@ -134,7 +134,7 @@ double measureMappedBandwidth(const cw::engine::ModelDescription& d, cw::kernels
         return 0.0;
     std::vector<std::uint64_t> sums(ranges.size(), 0);
     double best = 0.0;
-    for (int rep = 0; rep < 3; ++rep) {
+    for (int rep = 0; rep < 5; ++rep) {
         const double t0 = now();
         pool.parallelFor(
             std::int64_t(ranges.size()),

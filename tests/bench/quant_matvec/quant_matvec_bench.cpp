@@ -152,8 +152,8 @@ int main(int argc, char** argv)
     }
 
     std::printf("\ninteger products, x as Q8_K (GB/s of weights; 'in L2': 256 KB matrix, thread CPU "
-                "time)\n%-8s %14s %14s %14s %14s\n",
-        "type", "portable L2", "avx2 L2", "avx2 1t", "avx2 all");
+                "time)\n%-8s %14s %14s %14s %14s %14s %14s\n",
+        "type", "portable L2", "avx2 L2", "avx512 L2", "avx2 1t", "best 1t", "best all");
     std::vector<float> xf(static_cast<std::size_t>(cols));
     for (std::size_t i = 0; i < xf.size(); ++i)
         xf[i] = float(int(i % 17) - 8) * 0.1f;
@@ -163,7 +163,7 @@ int main(int argc, char** argv)
         const std::size_t rowBytes = *cw::kernels::rowBytes(type, std::uint64_t(cols));
         auto measure = [&](CpuKernelPath path, ThreadPool* p, double mb, bool cpuTime) {
             setCpuKernelPath(path);
-            if (path == CpuKernelPath::Avx2 && activeCpuKernelPath() != CpuKernelPath::Avx2)
+            if (activeCpuKernelPath() != path)
                 return 0.0;
             const auto rows = std::max<std::int64_t>(1, std::int64_t(mb * 1e6 / double(rowBytes)));
             const auto matrix = makeMatrix(type, rows, cols, rowBytes);
@@ -181,11 +181,13 @@ int main(int argc, char** argv)
         };
         const double portable = measure(CpuKernelPath::Portable, nullptr, 0.25, true);
         const double inCache = measure(CpuKernelPath::Avx2, nullptr, 0.25, true);
+        const double inCache512 = measure(CpuKernelPath::Avx512, nullptr, 0.25, true);
         const double avx1 = measure(CpuKernelPath::Avx2, &single, megabytes, false);
-        const double avxAll = measure(CpuKernelPath::Avx2, &pool, megabytes, false);
-        std::printf("%-8s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s\n",
+        const double best1 = measure(detectedCpuKernelPath(), &single, megabytes, false);
+        const double bestAll = measure(detectedCpuKernelPath(), &pool, megabytes, false);
+        std::printf("%-8s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s\n",
             std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), portable, inCache,
-            avx1, avxAll);
+            inCache512, avx1, best1, bestAll);
     }
     return 0;
 }

@@ -158,7 +158,7 @@ TEST(CpuOps, attentionMatchesNaiveCausal)
         expectAttentionMatchesNaive(30, 5, 128, path); // decode-like: few queries, long cache
         expectAttentionMatchesNaive(3, 17, 72, path); // 64 + 8
     }
-    cw::kernels::quant::setCpuKernelPath(cw::kernels::quant::CpuKernelPath::Avx2);
+    cw::kernels::quant::setCpuKernelPath(cw::kernels::quant::detectedCpuKernelPath());
 }
 
 TEST(CpuOps, ropeRotatesOnlyTheRotaryPart)

@@ -75,7 +75,9 @@ void expectExact(TensorType type, CpuKernelPath path)
             const float got = y[std::size_t(t * rows + r)];
             EXPECT_NEAR(got, ref, 1e-6 * magnitude + 1e-6)
                 << cw::kernels::tensorTypeTraits(std::uint32_t(type))->name << " row " << r
-                << (path == CpuKernelPath::Avx2 ? " avx2" : " portable");
+                << (path == CpuKernelPath::Avx512 ? " avx512"
+                                                  : path == CpuKernelPath::Avx2 ? " avx2"
+                                                                                : " portable");
             EXPECT_EQ(got, dotRowQ8K(type, w.data() + std::size_t(r) * stride, xt.data(), cols));
             if (r >= 5) {
                 EXPECT_EQ(got, yRows[std::size_t(r - 5)]);
@@ -115,7 +117,7 @@ TEST(Q8K, portableProductsAreExact)
 {
     for (TensorType type : kTypes)
         expectExact(type, CpuKernelPath::Portable);
-    setCpuKernelPath(CpuKernelPath::Avx2);
+    setCpuKernelPath(detectedCpuKernelPath());
 }
 
 TEST(Q8K, avx2ProductsAreExact)
@@ -124,6 +126,16 @@ TEST(Q8K, avx2ProductsAreExact)
         GTEST_SKIP() << "this CPU has no AVX2";
     for (TensorType type : kTypes)
         expectExact(type, CpuKernelPath::Avx2);
+    setCpuKernelPath(detectedCpuKernelPath());
+}
+
+TEST(Q8K, avx512ProductsAreExact)
+{
+    if (!cpuSupportsAvx512())
+        GTEST_SKIP() << "this CPU has no AVX-512 BW";
+    for (TensorType type : kTypes)
+        expectExact(type, CpuKernelPath::Avx512);
+    setCpuKernelPath(detectedCpuKernelPath());
 }
 
 TEST(Q8K, productsStayCloseToTheFloatActivationProducts)
