@@ -10,6 +10,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTextBrowser>
+#include <QTextCursor>
 #include <QVBoxLayout>
 
 namespace cw::ui {
@@ -57,6 +58,18 @@ FindingDetailPane::FindingDetailPane(QWidget* parent)
     m_body->setOpenLinks(false);
     layout->addWidget(m_body, 1);
 
+    m_noteTitle = new QLabel(this);
+    m_noteTitle->setObjectName(QStringLiteral("modelNoteTitle"));
+    m_note = new QPlainTextEdit(this);
+    m_note->setObjectName(QStringLiteral("modelNote"));
+    m_note->setAccessibleName(tr("Language model's note"));
+    m_note->setReadOnly(true);
+    m_note->setMaximumHeight(110);
+    m_noteTitle->hide();
+    m_note->hide();
+    layout->addWidget(m_noteTitle);
+    layout->addWidget(m_note);
+
     auto* form = new QFormLayout;
     m_category = new QComboBox(this);
     m_category->setEditable(false);
@@ -90,6 +103,7 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
 {
     const bool valid = review && findingIndex >= 0 && findingIndex < review->findings.size();
     m_findingIndex = valid ? findingIndex : -1;
+    setModelNote(QString(), false); // the view sets the live note of the finding, if any
     for (QWidget* w : { static_cast<QWidget*>(m_category), static_cast<QWidget*>(m_risk),
              static_cast<QWidget*>(m_comment), static_cast<QWidget*>(m_save) })
         w->setEnabled(valid);
@@ -145,6 +159,38 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
     m_category->setCurrentText(finding.category);
     m_risk->setCurrentIndex(m_risk->findData(int(finding.risk)));
     m_comment->setPlainText(finding.userComment);
+}
+
+void FindingDetailPane::setModelNote(const QString& note, bool writing)
+{
+    const bool show = writing || !note.isEmpty();
+    m_noteTitle->setVisible(show);
+    m_note->setVisible(show);
+    m_noteTitle->setText(writing ? tr("<b>Language model's note</b> (writing…)")
+                                 : tr("<b>Language model's note</b>"));
+    m_note->setPlainText(note);
+}
+
+void FindingDetailPane::appendModelNote(const QString& piece)
+{
+    if (m_note->isHidden())
+        setModelNote(QString(), true);
+    // Insert at the end without a paragraph break: pieces are parts of one text.
+    QTextCursor cursor(m_note->document());
+    cursor.movePosition(QTextCursor::End);
+    cursor.insertText(piece);
+    m_note->ensureCursorVisible();
+}
+
+void FindingDetailPane::setModelNoteFinished()
+{
+    if (m_note->isVisible())
+        m_noteTitle->setText(tr("<b>Language model's note</b>"));
+}
+
+QString FindingDetailPane::modelNote() const
+{
+    return m_note->toPlainText();
 }
 
 void FindingDetailPane::applyEdit()

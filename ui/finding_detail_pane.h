@@ -22,6 +22,12 @@ public:
     void setCategories(const QStringList& categories);
     void showFinding(const cw::Review* review, int findingIndex); // -1 clears
     int findingIndex() const { return m_findingIndex; }
+    // The language model's note on the shown finding's category while the model writes it:
+    // set when the finding is shown, then grown piece by piece. Empty text hides it.
+    void setModelNote(const QString& note, bool writing);
+    void appendModelNote(const QString& piece);
+    void setModelNoteFinished();
+    QString modelNote() const;
 
 signals:
     void findingEdited(
@@ -33,6 +39,8 @@ private:
     int m_findingIndex = -1;
     QLabel* m_title = nullptr;
     QTextBrowser* m_body = nullptr;
+    QLabel* m_noteTitle = nullptr;
+    QPlainTextEdit* m_note = nullptr;
     QComboBox* m_category = nullptr;
     QComboBox* m_risk = nullptr;
     QPlainTextEdit* m_comment = nullptr;

@@ -22,6 +22,17 @@ void FindingsTableModel::findingChanged(int findingIndex)
     emit dataChanged(index(findingIndex, 0), index(findingIndex, ColumnCount - 1));
 }
 
+void FindingsTableModel::beginAppend(int count)
+{
+    const int first = rowCount();
+    beginInsertRows({}, first, first + count - 1);
+}
+
+void FindingsTableModel::endAppend()
+{
+    endInsertRows();
+}
+
 int FindingsTableModel::rowCount(const QModelIndex& parent) const
 {
     return parent.isValid() || !m_review ? 0 : int(m_review->findings.size());
@@ -73,6 +84,8 @@ QVariant FindingsTableModel::data(const QModelIndex& index, int role) const
         return int(finding.risk);
     if (role == NeedsReviewRole)
         return finding.needsHumanReview;
+    if (role == SourceRole)
+        return finding.source;
     if (role == Qt::ToolTipRole)
         return finding.rationale.isEmpty() ? finding.text.left(400) : finding.rationale;
     if (role == Qt::AccessibleTextRole && index.column() == RiskColumn)
@@ -89,6 +102,8 @@ QVariant FindingsTableModel::data(const QModelIndex& index, int role) const
             return int(finding.risk);
         break;
     case CategoryColumn:
+        if (role == Qt::DisplayRole && finding.source == QLatin1String("llm"))
+            return tr("%1 · model").arg(finding.category);
         if (role == Qt::DisplayRole || role == SortRole)
             return finding.category;
         break;

@@ -20,12 +20,22 @@ public:
         ConfidenceColumn,
         ColumnCount
     };
-    enum Role { SortRole = Qt::UserRole + 1, FindingIndexRole, RiskRole, NeedsReviewRole };
+    enum Role {
+        SortRole = Qt::UserRole + 1,
+        FindingIndexRole,
+        RiskRole,
+        NeedsReviewRole,
+        SourceRole // "fast" or "llm"
+    };
 
     explicit FindingsTableModel(QObject* parent = nullptr);
 
     void setReview(const cw::Review* review); // not owned; call again after the review changes
     void findingChanged(int findingIndex);
+    // Around appending `count` findings to the review (the model's, as they come): the
+    // views add the rows without losing their selection.
+    void beginAppend(int count);
+    void endAppend();
 
     int rowCount(const QModelIndex& parent = {}) const override;
     int columnCount(const QModelIndex& parent = {}) const override;

@@ -1,5 +1,6 @@
 #include "ui/review_view.h"
 
+#include "app/desktop/review_queue.h"
 #include "app/render/pdf_page_renderer.h"
 #include "ui/finding_detail_pane.h"
 #include "ui/findings_table_model.h"
@@ -101,6 +102,8 @@ void ReviewView::setCategories(const QStringList& categories)
 
 void ReviewView::setReview(const cw::Review& review)
 {
+    m_live = false;
+    m_questions.clear();
     m_review = review;
     m_model->setReview(&m_review);
     m_detail->showFinding(nullptr, -1);
@@ -110,9 +113,94 @@ void ReviewView::setReview(const cw::Review& review)
         FindingsTableModel::TextColumn, QHeaderView::Stretch);
 }
 
+void ReviewView::followQueue(cw::ReviewQueue* queue)
+{
+    connect(queue, &cw::ReviewQueue::fastReviewReady, this, &ReviewView::showFastReview);
+    connect(queue, &cw::ReviewQueue::modelQuestions, this, &ReviewView::setModelQuestions);
+    connect(queue, &cw::ReviewQueue::modelNote, this, &ReviewView::appendModelNote);
+    connect(queue, &cw::ReviewQueue::modelFindings, this, &ReviewView::appendModelFindings);
+}
+
+void ReviewView::showFastReview(const cw::Review& review)
+{
+    setReview(review);
+    m_live = true;
+}
+
+void ReviewView::setModelQuestions(const QList<cw::ModelQuestionInfo>& questions)
+{
+    if (!m_live)
+        return;
+    m_questions.clear();
+    for (const cw::ModelQuestionInfo& q : questions)
+        m_questions.insert(q.id, { q.categories, QString(), false });
+    showLiveNote();
+}
+
+void ReviewView::appendModelNote(int questionId, const QString& piece)
+{
+    auto it = m_questions.find(questionId);
+    if (!m_live || it == m_questions.end())
+        return;
+    it->note += piece;
+    const int shown = m_detail->findingIndex();
+    if (shown >= 0 && questionFor(m_review.findings[shown].category) == questionId)
+        m_detail->appendModelNote(piece);
+}
+
+void ReviewView::appendModelFindings(int questionId, const QList<cw::Finding>& findings)
+{
+    auto it = m_questions.find(questionId);
+    if (!m_live || it == m_questions.end())
+        return;
+    it->answered = true;
+    if (!findings.isEmpty()) {
+        m_model->beginAppend(int(findings.size()));
+        m_review.findings.append(findings);
+        m_model->endAppend();
+    }
+    const int shown = m_detail->findingIndex();
+    if (shown >= 0 && questionFor(m_review.findings[shown].category) == questionId)
+        m_detail->setModelNoteFinished();
+}
+
+QString ReviewView::modelNote(int questionId) const
+{
+    return m_questions.value(questionId).note;
+}
+
+int ReviewView::questionFor(const QString& category) const
+{
+    for (auto it = m_questions.begin(); it != m_questions.end(); ++it) {
+        if (it->categories.contains(category))
+            return it.key();
+    }
+    return -1;
+}
+
+void ReviewView::showLiveNote()
+{
+    const int shown = m_detail->findingIndex();
+    if (!m_live || shown < 0)
+        return;
+    const int question = questionFor(m_review.findings[shown].category);
+    if (question < 0)
+        return;
+    const LiveQuestion& q = m_questions[question];
+    m_detail->setModelNote(q.note, !q.answered);
+}
+
 void ReviewView::showDocument()
 {
     m_documentError.clear();
+    // The finished review of the PDF whose pages are already shown (opened while it was
+    // read): keep the pages, their cache and the scroll position.
+    if (m_review.document.format == cw::DocumentFormat::Pdf && m_renderer
+        && m_renderer->path() == m_review.document.path
+        && m_documentStack->currentWidget() == m_pdfView) {
+        m_pdfView->setHighlights({});
+        return;
+    }
     m_pdfView->setRenderer(nullptr);
     m_renderer.reset();
     if (m_review.document.format == cw::DocumentFormat::Pdf) {
@@ -147,6 +235,7 @@ void ReviewView::onCurrentRowChanged()
     m_detail->showFinding(&m_review, findingIndex);
     if (findingIndex < 0)
         return;
+    showLiveNote();
     const cw::Finding& finding = m_review.findings[findingIndex];
     if (m_documentStack->currentWidget() == m_pdfView) {
         m_pdfView->setHighlights(m_review.document.boxesFor(finding.start, finding.end));

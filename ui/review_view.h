@@ -1,7 +1,9 @@
 #pragma once
 
+#include "app/review/review_events.h"
 #include "app/review/review_types.h"
 
+#include <QHash>
 #include <QWidget>
 
 class QComboBox;
@@ -13,6 +15,7 @@ class QTableView;
 
 namespace cw {
 class PdfPageRenderer;
+class ReviewQueue;
 }
 
 namespace cw::ui {
@@ -25,6 +28,11 @@ class PdfView;
 // One open review: the document (PDF pages, or the text of a DOCX/TXT) on the left, the
 // clause table and the selected clause's details on the right. Selecting a row highlights
 // the clause at its real position on the page.
+//
+// While a model review runs the view is live: it shows the fast review, the note the model
+// is writing on the selected finding's category grows in the detail pane, and the model's
+// findings join the table as each question is answered. The final review (setReview)
+// replaces all of it.
 class ReviewView : public QWidget {
     Q_OBJECT
 public:
@@ -44,13 +52,31 @@ public:
     void selectFinding(int findingIndex);
     QString documentError() const { return m_documentError; }
 
+    // Follows a queue's streaming signals (fast review, questions, notes, findings).
+    void followQueue(cw::ReviewQueue* queue);
+    void showFastReview(const cw::Review& review);
+    void setModelQuestions(const QList<cw::ModelQuestionInfo>& questions);
+    void appendModelNote(int questionId, const QString& piece);
+    void appendModelFindings(int questionId, const QList<cw::Finding>& findings);
+    // The note written so far for a question; empty when unknown.
+    QString modelNote(int questionId) const;
+    bool isLive() const { return m_live; }
+    FindingDetailPane* detailPane() const { return m_detail; }
+
 signals:
     void findingEdited(
         int findingIndex, const QString& category, cw::Risk risk, const QString& comment);
     void findingSelected(int findingIndex);
 
 private:
+    struct LiveQuestion {
+        QStringList categories;
+        QString note;
+        bool answered = false;
+    };
     void onCurrentRowChanged();
+    int questionFor(const QString& category) const; // -1: not asked
+    void showLiveNote();
     void showDocument();
 
     cw::Review m_review;
@@ -66,6 +92,8 @@ private:
     FindingsTableModel* m_model = nullptr;
     FindingsFilterModel* m_filterModel = nullptr;
     FindingDetailPane* m_detail = nullptr;
+    bool m_live = false;
+    QHash<int, LiveQuestion> m_questions;
 };
 
 } // namespace cw::ui

@@ -1,5 +1,7 @@
 #include "app/desktop/review_queue.h"
 
+#include "app/desktop/app_settings.h"
+
 #include <qcoro/qcorotask.h>
 
 namespace cw {
@@ -8,6 +10,25 @@ ReviewQueue::ReviewQueue(QObject* parent)
     : QObject(parent)
 {
     connect(&m_pipeline, &ReviewPipeline::progress, this, &ReviewQueue::progress);
+    connect(&m_pipeline, &ReviewPipeline::fastReviewReady, this, &ReviewQueue::fastReviewReady);
+    connect(&m_pipeline, &ReviewPipeline::modelQuestions, this, &ReviewQueue::modelQuestions);
+    connect(&m_pipeline, &ReviewPipeline::modelNote, this, &ReviewQueue::modelNote);
+    connect(&m_pipeline, &ReviewPipeline::modelFindings, this, &ReviewQueue::modelFindings);
+}
+
+ReviewOptions ReviewQueue::effectiveOptions() const
+{
+    ReviewOptions options = m_options;
+    if (m_modelFromSettings && options.modelPath.isEmpty()) {
+        const ModelSettings model = AppSettings::model();
+        if (!model.modelPath.isEmpty()) {
+            options.modelPath = model.modelPath;
+            options.modelThreads = model.threads;
+            if (options.heads == QLatin1String("fast"))
+                options.heads = QStringLiteral("all");
+        }
+    }
+    return options;
 }
 
 void ReviewQueue::enqueue(const QString& path)
@@ -52,7 +73,7 @@ void ReviewQueue::startNext()
     m_current = m_queue.dequeue();
     emit queueChanged(pending());
     emit started(m_current);
-    QCoro::connect(m_pipeline.review(m_current, m_options), this, [this](Result<Review> result) {
+    QCoro::connect(m_pipeline.review(m_current, effectiveOptions()), this, [this](Result<Review> result) {
         if (result)
             emit reviewReady(result.value());
         else

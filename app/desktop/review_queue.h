@@ -8,7 +8,13 @@
 namespace cw {
 
 // The contracts the user dropped, reviewed one after another: dropping a second contract
-// while one is running queues it. The GUI shows progress and results from its signals.
+// while one is running queues it. The GUI shows progress and results from its signals,
+// and, when a model is configured, the fast review first and the model's notes and
+// findings as they are written.
+//
+// Unless told otherwise (setModelFromSettings(false)) a review whose options name no model
+// uses the model chosen in the settings, with heads "all"; with no model configured it is
+// a fast review (the main window's status line says so).
 class ReviewQueue : public QObject {
     Q_OBJECT
 public:
@@ -17,6 +23,9 @@ public:
 
     void setOptions(const ReviewOptions& options) { m_options = options; }
     const ReviewOptions& options() const { return m_options; }
+    void setModelFromSettings(bool follow) { m_modelFromSettings = follow; }
+    // The options the next review runs with: options() plus the settings' model.
+    ReviewOptions effectiveOptions() const;
 
     void enqueue(const QString& path);
     int pending() const { return int(m_queue.size()); }
@@ -30,6 +39,10 @@ public slots:
 signals:
     void started(const QString& path);
     void progress(cw::ReviewStage stage, int done, int total);
+    void fastReviewReady(const cw::Review& review);
+    void modelQuestions(const QList<cw::ModelQuestionInfo>& questions);
+    void modelNote(int questionId, const QString& piece);
+    void modelFindings(int questionId, const QList<cw::Finding>& findings);
     void reviewReady(const cw::Review& review);
     void failed(const QString& path, const QString& message);
     void queueChanged(int pending);
@@ -43,6 +56,7 @@ private:
     QQueue<QString> m_queue;
     QString m_current;
     bool m_busy = false;
+    bool m_modelFromSettings = true;
 };
 
 } // namespace cw

@@ -1,6 +1,8 @@
 #include "app/review/review_pipeline.h"
 
 #include "app/ingest/document_reader.h"
+#include "app/llm_review/llm_session.h"
+#include "app/review/model_review_stage.h"
 #include "app/playbook/playbook.h"
 #include "app/plugins/plugin_host.h"
 #include "app/segment/clause_segmenter.h"
@@ -11,6 +13,7 @@
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
+#include <optional>
 #include <qcoro/qcorofuture.h>
 
 namespace cw {
@@ -37,6 +40,7 @@ QString reviewStageName(ReviewStage stage)
 ReviewPipeline::ReviewPipeline(QObject* parent)
     : QObject(parent)
     , m_cancel(std::make_shared<std::atomic_bool>(false))
+    , m_sessions(std::make_shared<llm::LlmSessionCache>())
 {
     m_pool.setMaxThreadCount(1);
 }
@@ -60,17 +64,25 @@ void ReviewPipeline::cancel()
 Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOptions& options,
     const std::atomic_bool* cancelFlag, const std::function<void(ReviewStage, int, int)>& progress)
 {
-    auto cancelled = [cancelFlag] { return cancelFlag && cancelFlag->load(); };
-    auto report = [&progress](ReviewStage stage, int done, int total) {
-        if (progress)
-            progress(stage, done, total);
+    ReviewEvents events;
+    events.progress = progress;
+    return runBlocking(path, options, cancelFlag, events);
+}
+
+Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOptions& options,
+    const std::atomic_bool* cancelFlag, const ReviewEvents& events, llm::LlmSessionCache* sessions)
+{
+    std::function<bool()> cancelled = [cancelFlag] { return cancelFlag && cancelFlag->load(); };
+    auto report = [&events](ReviewStage stage, int done, int total) {
+        if (events.progress)
+            events.progress(stage, done, total);
     };
     if (options.heads != "fast" && options.heads != "llm" && options.heads != "all")
         return makeError(
             "heads must be fast, llm or all, not '" + options.heads.toStdString() + "'");
-    if (options.heads == "llm")
-        return makeError("the LLM head is not available in this build (needs the engine's "
-                         "generation loop); use --heads fast");
+    if (options.heads == "llm" && options.modelPath.isEmpty())
+        return makeError("the LLM head needs a model: give --model PATH (a GGUF file or a "
+                         "Hugging Face folder), or use --heads fast");
     // The playbook first: a bad one fails before any slow work.
     const QString playbookPath
         = options.playbookPath.isEmpty() ? defaultPlaybookPath() : options.playbookPath;
@@ -111,8 +123,10 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
         return makeError("cancelled");
 
     PluginHost host(options.pluginFolders);
+    // The model's questions are planned from the fast heads' findings, so they run for
+    // heads "llm" too.
     const QList<LoadedHead> heads
-        = host.heads(options.heads == "all" ? QStringLiteral("all") : options.heads);
+        = host.heads(options.heads == "fast" ? QStringLiteral("fast") : QStringLiteral("all"));
     for (const QString& error : host.errors())
         review.document.warnings.append("plugin skipped: " + error);
     if (heads.isEmpty())
@@ -163,12 +177,41 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
             }
         }
     }
-    report(ReviewStage::Playbook, 0, 0);
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
-    applyPlaybook(*playbook, review);
     review.settings = QJsonObject { { "heads", options.heads }, { "head_list", headList },
         { "playbook", playbookPath }, { "text_only", options.textOnly } };
+    bool modelReviewed = false;
+    if (options.heads != "fast" && options.modelPath.isEmpty()) {
+        review.document.warnings.append(
+            QStringLiteral("No language model given: this review uses the fast heads only."));
+    } else if (options.heads != "fast") {
+        const QList<Finding> fastFindings = review.findings;
+        if (events.fastReviewReady) {
+            Review fast = review;
+            applyPlaybook(*playbook, fast);
+            events.fastReviewReady(fast);
+        }
+        std::optional<llm::LlmSessionCache> ownSessions;
+        if (!sessions)
+            sessions = &ownSessions.emplace();
+        const ModelStageOptions stageOptions { options.modelPath, options.heads,
+            options.modelThreads };
+        auto staged = runModelStage(
+            review, fastFindings, *playbook, stageOptions, *sessions, cancelled, events);
+        if (!staged && options.heads == "llm")
+            return staged.error();
+        if (!staged)
+            review.document.warnings.append(
+                QStringLiteral("The language model could not be used (%1); this review uses "
+                               "the fast heads only.")
+                    .arg(QString::fromStdString(staged.error().message)));
+        modelReviewed = staged.ok();
+        timer.restart();
+    }
+    report(ReviewStage::Playbook, 0, 0);
+    if (!modelReviewed)
+        applyPlaybook(*playbook, review);
     review.timingsMs["playbook"] = timer.restart();
     report(ReviewStage::Done, 1, 1);
     return review;
@@ -192,9 +235,36 @@ QCoro::Task<Result<Review>> ReviewPipeline::review(QString path, ReviewOptions o
     };
     // The future is made outside the co_await expression: GCC 12 destroys temporaries of a
     // co_await full-expression twice, which here double-released the QPointer in the lambda.
-    QFuture<Result<Review>> future = QtConcurrent::run(&m_pool, [path, options, flag, progressToUi] {
-        return runBlocking(path, options, flag.get(), progressToUi);
-    });
+    // Each event is copied into a call queued to this object's thread, in order.
+    auto toUi = [self](auto emitter) {
+        QMetaObject::invokeMethod(
+            self.data(),
+            [self, emitter] {
+                if (self)
+                    emitter(self.data());
+            },
+            Qt::QueuedConnection);
+    };
+    ReviewEvents events;
+    events.progress = progressToUi;
+    events.fastReviewReady = [toUi](const Review& review) {
+        toUi([review](ReviewPipeline* p) { emit p->fastReviewReady(review); });
+    };
+    events.modelQuestions = [toUi](const QList<ModelQuestionInfo>& questions) {
+        toUi([questions](ReviewPipeline* p) { emit p->modelQuestions(questions); });
+    };
+    events.modelNote = [toUi](int questionId, const QString& piece) {
+        toUi([questionId, piece](ReviewPipeline* p) { emit p->modelNote(questionId, piece); });
+    };
+    events.modelFindings = [toUi](int questionId, const QList<Finding>& findings) {
+        toUi([questionId, findings](
+                 ReviewPipeline* p) { emit p->modelFindings(questionId, findings); });
+    };
+    std::shared_ptr<llm::LlmSessionCache> sessions = m_sessions;
+    QFuture<Result<Review>> future
+        = QtConcurrent::run(&m_pool, [path, options, flag, events, sessions] {
+              return runBlocking(path, options, flag.get(), events, sessions.get());
+          });
     Result<Review> result = co_await future;
     if (self) {
         self->m_running.store(false);

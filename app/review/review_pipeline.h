@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/review/review_events.h"
 #include "app/review/review_types.h"
 #include "engine/common/result.h"
 
@@ -15,11 +16,16 @@
 
 namespace cw {
 
+namespace llm {
+class LlmSessionCache;
+}
+
 // What to run and how.
 struct ReviewOptions {
     QString playbookPath; // empty: the default playbook (resources/playbooks/default.yaml)
     QString heads = QStringLiteral("fast"); // "fast", "llm" or "all"
     QString modelPath; // GGUF file or Hugging Face folder, for llm heads
+    int modelThreads = 0; // CPU threads for the model; 0: every core
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
 };
@@ -29,10 +35,13 @@ enum class ReviewStage { Reading, Segmenting, Heads, ModelReview, Playbook, Done
 
 QString reviewStageName(ReviewStage stage); // "reading", "segmenting", "heads", ...
 
-// Runs a review off the calling thread: ingest -> segment -> heads -> playbook. Progress
-// arrives through `progress` (queued to the pipeline's thread); cancel() makes a running
-// review finish with the error "cancelled" within a second. One review at a time per
-// pipeline object; start another after the previous finished.
+// Runs a review off the calling thread: ingest -> segment -> heads -> model review (heads
+// "llm" or "all" with a model) -> playbook. Progress and the model's streaming notes arrive
+// through signals (queued to the pipeline's thread); cancel() makes a running review finish
+// with the error "cancelled" within a second, except during the model review, which stops
+// and keeps what was answered. A loaded model stays loaded for the next review with the
+// same model path. One review at a time per pipeline object; start another after the
+// previous finished.
 class ReviewPipeline : public QObject {
     Q_OBJECT
 public:
@@ -47,6 +56,13 @@ public:
     static Result<Review> runBlocking(const QString& path, const ReviewOptions& options,
         const std::atomic_bool* cancelFlag = nullptr,
         const std::function<void(ReviewStage, int, int)>& progress = {});
+    // The same with every event; `sessions` keeps models loaded between calls (null: the
+    // model is loaded for this review only). Heads "llm" without a model path is an error;
+    // heads "all" without one, or with a model that fails to load, gives the fast review
+    // and a warning saying so.
+    static Result<Review> runBlocking(const QString& path, const ReviewOptions& options,
+        const std::atomic_bool* cancelFlag, const ReviewEvents& events,
+        llm::LlmSessionCache* sessions = nullptr);
 
     bool isRunning() const;
 
@@ -56,11 +72,19 @@ public slots:
 signals:
     // stage, done, total (done/total count pages, clauses or questions; 0/0 when unknown).
     void progress(cw::ReviewStage stage, int done, int total);
+    // The fast heads' review, shown while the model works on it.
+    void fastReviewReady(const cw::Review& review);
+    void modelQuestions(const QList<cw::ModelQuestionInfo>& questions);
+    // A piece of the note the model is writing for a question.
+    void modelNote(int questionId, const QString& piece);
+    // A question was answered: its findings (source "llm"), before they are merged.
+    void modelFindings(int questionId, const QList<cw::Finding>& findings);
     void finished();
 
 private:
     std::shared_ptr<std::atomic_bool> m_cancel;
     std::atomic_bool m_running { false };
+    std::shared_ptr<llm::LlmSessionCache> m_sessions;
     // Its own worker: a review never waits behind unrelated work on the global pool, and
     // the destructor waits for the review in flight (cancelled first).
     QThreadPool m_pool;

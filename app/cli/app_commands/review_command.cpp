@@ -1,6 +1,8 @@
 // `clausewright-cli review FILE`: the headless review. Reads the contract, finds its
 // clauses, runs the heads and the playbook, and writes the report (JSON, Markdown, HTML,
-// PDF) to --out or to standard output.
+// PDF) to --out or to standard output. With --model and --heads llm|all the language model
+// reviews the fast heads' candidate clauses too; its progress ("model review n/m") and, with
+// --show-notes, its notes as it writes them go to standard error.
 #include "app/cli/cli_command.h"
 #include "app/report/report_exporter.h"
 #include "app/review/review_pipeline.h"
@@ -17,7 +19,8 @@ int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
     std::string file, model, playbook, heads = "fast", format = "json", out;
-    bool textOnly = false;
+    bool textOnly = false, showNotes = false;
+    int threads = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
     app.add_option("--model", model, "GGUF file or Hugging Face folder for the LLM head");
     app.add_option("--playbook", playbook, "playbook YAML/JSON (default: the bundled one)");
@@ -29,6 +32,8 @@ int runReview(std::span<char*> args)
         "--out", out, "write the report here (default: standard output; pdf needs --out)");
     app.add_flag(
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
+    app.add_option("--threads", threads, "CPU threads for the model (0: all)");
+    app.add_flag("--show-notes", showNotes, "print the model's notes to stderr as it writes them");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -60,7 +65,37 @@ int runReview(std::span<char*> args)
     options.modelPath = QString::fromStdString(model);
     options.playbookPath = QString::fromStdString(playbook);
     options.textOnly = textOnly;
-    auto review = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options);
+    options.modelThreads = threads;
+    if (options.heads == "llm" && options.modelPath.isEmpty()) {
+        std::fprintf(stderr,
+            "review: --heads llm needs --model PATH (a GGUF file or a Hugging Face folder)\n");
+        return 2;
+    }
+    cw::ReviewEvents events;
+    int lastNoteQuestion = -1;
+    events.progress = [](cw::ReviewStage stage, int done, int total) {
+        if (stage == cw::ReviewStage::ModelReview && total > 0)
+            std::fprintf(stderr, "review: model review %d/%d\n", done, total);
+    };
+    if (showNotes) {
+        events.modelQuestions = [](const QList<cw::ModelQuestionInfo>& questions) {
+            for (const auto& q : questions)
+                std::fprintf(stderr, "review: question %d: %s\n", q.id,
+                    qPrintable(q.categories.join(", ")));
+        };
+        events.modelNote = [&lastNoteQuestion](int question, const QString& piece) {
+            if (question != lastNoteQuestion) {
+                std::fprintf(stderr, "\nreview: note %d: ", question);
+                lastNoteQuestion = question;
+            }
+            std::fputs(piece.toUtf8().constData(), stderr);
+            std::fflush(stderr);
+        };
+    }
+    auto review
+        = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options, nullptr, events);
+    if (lastNoteQuestion >= 0)
+        std::fputc('\n', stderr);
     if (!review) {
         std::fprintf(stderr, "review: %s\n", review.error().message.c_str());
         return 1;

@@ -1,0 +1,63 @@
+#pragma once
+
+#include "engine/chat/chat_template.h"
+#include "engine/common/result.h"
+#include "engine/runtime/model.h"
+#include "engine/sampling/token_vocabulary.h"
+#include "engine/tokenizer/tokenizer.h"
+
+#include <QString>
+#include <memory>
+#include <mutex>
+
+namespace cw::llm {
+
+struct LlmSessionOptions {
+    int threads = 0; // 0: every core
+};
+
+// A language model loaded for reviews: weights, tokenizer, chat template and the vocabulary
+// its answer grammars use. Loading takes seconds to minutes, so one session serves every
+// review until the user picks another model. One review uses it at a time (lock()).
+class LlmSession {
+public:
+    // Opens a GGUF file or Hugging Face folder; errors name the path and the problem.
+    static Result<std::shared_ptr<LlmSession>> open(
+        const QString& path, const LlmSessionOptions& options = {});
+
+    const QString& path() const { return m_path; }
+    QString name() const; // file or folder name, for the review's "model" field
+    engine::Model& model() { return *m_model; }
+    const engine::Tokenizer& tokenizer() const { return *m_tokenizer; }
+    const engine::ChatTemplate& chatTemplate() const { return m_chatTemplate; }
+    const std::shared_ptr<const sampling::TokenVocabulary>& vocabulary() const
+    {
+        return m_vocabulary;
+    }
+    std::int64_t contextLength() const { return m_model->hparams().contextLength; }
+    std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(m_mutex); }
+
+private:
+    LlmSession() = default;
+
+    QString m_path;
+    std::unique_ptr<engine::Model> m_model;
+    std::unique_ptr<engine::Tokenizer> m_tokenizer;
+    engine::ChatTemplate m_chatTemplate;
+    std::shared_ptr<const sampling::TokenVocabulary> m_vocabulary;
+    std::mutex m_mutex;
+};
+
+// Keeps the last session opened, so reviews with the same model path share it. Thread-safe.
+class LlmSessionCache {
+public:
+    Result<std::shared_ptr<LlmSession>> get(
+        const QString& path, const LlmSessionOptions& options = {});
+    void clear();
+
+private:
+    std::mutex m_mutex;
+    std::shared_ptr<LlmSession> m_session;
+};
+
+} // namespace cw::llm

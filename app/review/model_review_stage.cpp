@@ -1,0 +1,119 @@
+#include "app/review/model_review_stage.h"
+
+#include "app/llm_review/finding_merge.h"
+#include "app/llm_review/llm_session.h"
+#include "app/llm_review/model_review.h"
+#include "app/review/review_pipeline.h"
+
+#include <QElapsedTimer>
+#include <QJsonObject>
+#include <algorithm>
+
+namespace cw {
+
+void applyPlaybookKeepingModelRisk(const Playbook& playbook, Review& review)
+{
+    QList<QPair<Risk, QString>> model;
+    for (const Finding& f : review.findings)
+        model.append({ f.risk, f.rationale });
+    applyPlaybook(playbook, review);
+    ReviewSummary& s = review.summary;
+    s.high = s.medium = s.low = 0;
+    for (qsizetype i = 0; i < review.findings.size(); ++i) {
+        Finding& f = review.findings[i];
+        if (f.source == QLatin1String("llm") && model[i].first != Risk::None) {
+            f.risk = model[i].first;
+            f.rationale = model[i].second;
+        }
+        s.high += f.risk == Risk::High;
+        s.medium += f.risk == Risk::Medium;
+        s.low += f.risk == Risk::Low;
+    }
+    // The same words as applyPlaybook's summary, with the counts after the model's risks.
+    s.text = QStringLiteral("%1 findings against playbook \"%2\": %3 high, %4 medium, %5 low risk.")
+                 .arg(review.findings.size())
+                 .arg(playbook.name)
+                 .arg(s.high)
+                 .arg(s.medium)
+                 .arg(s.low);
+    if (!s.missingCategories.isEmpty())
+        s.text
+            += QStringLiteral(" Expected but not found: %1.").arg(s.missingCategories.join(", "));
+}
+
+Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
+    const Playbook& playbook, const ModelStageOptions& options, llm::LlmSessionCache& sessions,
+    const std::function<bool()>& cancelled, const ReviewEvents& events)
+{
+    QElapsedTimer timer;
+    timer.start();
+    auto report = [&events](int done, int total) {
+        if (events.progress)
+            events.progress(ReviewStage::ModelReview, done, total);
+    };
+    report(0, 0);
+    llm::LlmSessionOptions sessionOptions;
+    sessionOptions.threads = options.threads;
+    auto session = sessions.get(options.modelPath, sessionOptions);
+    if (!session)
+        return session.error();
+    review.timingsMs["model_load"] = timer.restart();
+
+    llm::ModelReviewObserver observer;
+    observer.planned = [&events](const llm::QuestionPlan& plan) {
+        if (!events.modelQuestions)
+            return;
+        QList<ModelQuestionInfo> infos;
+        for (const llm::ModelQuestion& q : plan.questions) {
+            ModelQuestionInfo info { q.id, q.categoryNames(), {} };
+            for (int id : q.passageIds) {
+                const llm::Passage* p = plan.passage(id);
+                if (p && p->clauseIndex >= 0 && !info.clauseIndexes.contains(p->clauseIndex))
+                    info.clauseIndexes.append(p->clauseIndex);
+            }
+            infos.append(info);
+        }
+        events.modelQuestions(infos);
+    };
+    observer.notePiece = events.modelNote;
+    observer.answered = [&events](const llm::QuestionAnswer& answer, const QList<Finding>& found) {
+        if (events.modelFindings)
+            events.modelFindings(answer.questionId, found);
+    };
+    observer.progress = report;
+    auto result = llm::runModelReview(
+        **session, review.document, review.clauses, fastFindings, playbook, cancelled, observer);
+    if (!result)
+        return result.error();
+
+    int answered = 0;
+    for (const llm::QuestionAnswer& a : result->answers)
+        answered += a.answered;
+    for (const QString& w : result->warnings)
+        review.document.warnings.append(w);
+    if (result->cancelled)
+        review.document.warnings.append(
+            QStringLiteral("Model review cancelled after %1 of %2 questions; the rest of this "
+                           "review comes from the fast heads.")
+                .arg(answered)
+                .arg(result->plan.questions.size()));
+    review.findings = options.heads == QLatin1String("llm")
+        ? result->findings
+        : llm::mergeFindings(fastFindings, *result);
+    std::stable_sort(review.findings.begin(), review.findings.end(),
+        [](const Finding& a, const Finding& b) { return a.start < b.start; });
+    applyPlaybookKeepingModelRisk(playbook, review);
+    review.modelName = (*session)->name();
+    review.settings.insert("model", (*session)->path());
+    review.settings.insert("model_review",
+        QJsonObject { { "questions", int(result->plan.questions.size()) }, { "answered", answered },
+            { "passages", int(result->plan.passages.size()) },
+            { "prompt_tokens", qint64(result->promptTokens) },
+            { "shared_prefix_tokens", qint64(result->sharedPrefixTokens) },
+            { "generated_tokens", qint64(result->generatedTokens) },
+            { "cancelled", result->cancelled } });
+    review.timingsMs["llm"] = timer.elapsed();
+    return {};
+}
+
+} // namespace cw

@@ -1,0 +1,238 @@
+// The LLM head end to end on a tiny random-weight model (tests/data/golden): every answer
+// parses, the batch of forked questions answers as each question alone, the note streams,
+// cancel lands at once, and the pipeline and CLI run with --heads llm|all.
+#include "app/llm_review/llm_session.h"
+#include "app/llm_review/model_review.h"
+#include "app/llm_review/question_prompt.h"
+#include "app/review/review_pipeline.h"
+#include "engine/generation/generator.h"
+#include "engine/sampling/grammar_constraint.h"
+
+#include <QElapsedTimer>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+using namespace cw;
+
+namespace {
+
+const QString kContract = QStringLiteral(CW_TEST_DATA_DIR "/llm_review/supply_agreement.txt");
+const QString kModelA = QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a");
+const QString kModelC = QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_5_moe_c");
+
+// The fast review the model's questions are planned from.
+Review fastReview()
+{
+    ReviewOptions options;
+    options.textOnly = true;
+    auto review = ReviewPipeline::runBlocking(kContract, options);
+    if (!review)
+        qFatal("fast review failed: %s", review.error().message.c_str());
+    return *review;
+}
+
+Playbook defaultPlaybook()
+{
+    auto playbook = loadPlaybook(defaultPlaybookPath());
+    if (!playbook)
+        qFatal("%s", playbook.error().message.c_str());
+    return *playbook;
+}
+
+} // namespace
+
+class LlmReviewModelTest : public QObject {
+    Q_OBJECT
+private slots:
+    void everyAnswerParsesAndTheNoteStreams_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("qwen3_moe_a") << kModelA;
+        QTest::newRow("qwen3_5_moe_c") << kModelC;
+    }
+
+    void everyAnswerParsesAndTheNoteStreams()
+    {
+        QFETCH(QString, model);
+        auto session = llm::LlmSession::open(model, { 2 });
+        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
+        const Review fast = fastReview();
+        QMap<int, QString> streamed;
+        QMap<int, QString> notes;
+        QList<QPair<int, int>> progress;
+        int findingsSeen = 0;
+        llm::ModelReviewObserver observer;
+        observer.notePiece = [&](int q, const QString& piece) { streamed[q] += piece; };
+        observer.answered = [&](const llm::QuestionAnswer& a, const QList<Finding>& found) {
+            notes[a.questionId] = a.note;
+            findingsSeen += int(found.size());
+        };
+        observer.progress = [&](int done, int total) { progress.append({ done, total }); };
+        auto result = llm::runModelReview(
+            **session, fast.document, fast.clauses, fast.findings, defaultPlaybook(),
+            [] { return false; }, observer);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const int questions = int(result->plan.questions.size());
+        QVERIFY(questions >= 3);
+        QVERIFY(result->sharedPrefixTokens > 50);
+        QCOMPARE(progress.last(), qMakePair(questions, questions));
+        QVERIFY2(result->warnings.isEmpty(), qPrintable(result->warnings.join("; ")));
+        for (const llm::QuestionAnswer& a : result->answers) {
+            QVERIFY2(a.answered, qPrintable(a.error + ": " + a.text));
+            QVERIFY(!a.note.isEmpty());
+            QCOMPARE(streamed.value(a.questionId), a.note);
+            QCOMPARE(notes.value(a.questionId), a.note);
+            QCOMPARE(a.verdicts.size(), result->plan.questions[a.questionId].categories.size());
+        }
+        QCOMPARE(findingsSeen, int(result->findings.size()));
+        for (const Finding& f : result->findings) {
+            QCOMPARE(f.source, QString("llm"));
+            QVERIFY(f.risk != Risk::None);
+            QCOMPARE(fast.document.text.mid(f.start, f.end - f.start), f.text);
+        }
+    }
+
+    void batchedQuestionsAnswerAsEachQuestionAlone()
+    {
+        auto session = llm::LlmSession::open(kModelA, { 2 });
+        QVERIFY(session.ok());
+        const Review fast = fastReview();
+        const Playbook playbook = defaultPlaybook();
+        auto result = llm::runModelReview(
+            **session, fast.document, fast.clauses, fast.findings, playbook, [] { return false; });
+        QVERIFY(result.ok());
+        for (const llm::ModelQuestion& q : result->plan.questions) {
+            auto prompt = llm::questionPrompt(
+                (*session)->chatTemplate(), fast.document, result->plan, q, playbook);
+            QVERIFY(prompt.ok());
+            const auto ids = (*session)->tokenizer().encode(*prompt);
+            auto gbnf = llm::answerGrammar(q);
+            QVERIFY(gbnf.ok());
+            auto constraint
+                = sampling::GrammarConstraint::fromGbnf(*gbnf, (*session)->vocabulary());
+            QVERIFY(constraint.ok());
+            sampling::SamplingParams params;
+            params.temperature = 0.0f;
+            params.maxTokens = 1024;
+            auto alone = engine::generate(
+                (*session)->model(), (*session)->tokenizer(), ids, params, {}, &*constraint);
+            QVERIFY(alone.ok());
+            QCOMPARE(result->answers[q.id].text, QString::fromStdString(alone->text));
+        }
+    }
+
+    void cancelStopsTheModelWithinASecond()
+    {
+        auto session = llm::LlmSession::open(kModelC, { 2 });
+        QVERIFY(session.ok());
+        const Review fast = fastReview();
+        std::atomic_bool cancel { false };
+        QElapsedTimer sinceCancel;
+        llm::ModelReviewObserver observer;
+        observer.notePiece = [&](int, const QString&) {
+            if (!cancel.exchange(true))
+                sinceCancel.start();
+        };
+        auto result = llm::runModelReview(
+            **session, fast.document, fast.clauses, fast.findings, defaultPlaybook(),
+            [&] { return cancel.load(); }, observer);
+        QVERIFY(result.ok());
+        QVERIFY(result->cancelled);
+        QVERIFY(sinceCancel.isValid());
+        QVERIFY(sinceCancel.elapsed() < 1000);
+        for (const llm::QuestionAnswer& a : result->answers)
+            QVERIFY(!a.answered);
+    }
+
+    void pipelineMergesTheModelAndKeepsTheSession()
+    {
+        ReviewOptions options;
+        options.textOnly = true;
+        options.heads = "all";
+        options.modelPath = kModelA;
+        options.modelThreads = 2;
+        llm::LlmSessionCache sessions;
+        QStringList stages;
+        QString notes;
+        bool fastFirst = false;
+        ReviewEvents events;
+        events.progress = [&](ReviewStage s, int done, int total) {
+            if (s == ReviewStage::ModelReview && total > 0)
+                stages.append(QStringLiteral("model review %1/%2").arg(done).arg(total));
+        };
+        events.fastReviewReady
+            = [&](const Review& r) { fastFirst = notes.isEmpty() && !r.findings.isEmpty(); };
+        events.modelNote = [&](int, const QString& piece) { notes += piece; };
+        std::atomic_bool never { false };
+        auto review = ReviewPipeline::runBlocking(kContract, options, &never, events, &sessions);
+        QVERIFY2(review.ok(), review.ok() ? "" : review.error().message.c_str());
+        QVERIFY(fastFirst);
+        QVERIFY(!notes.isEmpty());
+        QVERIFY(stages.size() >= 2);
+        const QString total = stages.last().section('/', 1);
+        QCOMPARE(stages.first(), "model review 0/" + total);
+        QCOMPARE(stages.last(), "model review " + total + "/" + total);
+        QCOMPARE(review->modelName, QString("qwen3_moe_a"));
+        const QJsonObject stats = review->settings["model_review"].toObject();
+        QCOMPARE(stats["answered"].toInt(), stats["questions"].toInt());
+        QVERIFY(review->timingsMs.contains("llm"));
+        for (const Finding& f : review->findings)
+            QVERIFY(f.source == "fast" || f.source == "llm");
+        auto first = sessions.get(kModelA);
+        auto again = sessions.get(kModelA);
+        QVERIFY(first.ok() && again.ok());
+        QCOMPARE(first->get(), again->get());
+
+        options.heads = "llm";
+        auto llmOnly = ReviewPipeline::runBlocking(kContract, options, &never, events, &sessions);
+        QVERIFY(llmOnly.ok());
+        for (const Finding& f : llmOnly->findings)
+            QCOMPARE(f.source, QString("llm"));
+    }
+
+    void withoutAModelTheHeadsSayWhatTheyDid()
+    {
+        ReviewOptions options;
+        options.textOnly = true;
+        options.heads = "llm";
+        auto refused = ReviewPipeline::runBlocking(kContract, options);
+        QVERIFY(!refused.ok());
+        QVERIFY(QString::fromStdString(refused.error().message).contains("needs a model"));
+        options.heads = "all";
+        auto fastOnly = ReviewPipeline::runBlocking(kContract, options);
+        QVERIFY(fastOnly.ok());
+        QVERIFY(fastOnly->document.warnings.join("\n").contains("fast heads only"));
+        options.modelPath = QStringLiteral(CW_TEST_DATA_DIR "/no/such/model.gguf");
+        auto broken = ReviewPipeline::runBlocking(kContract, options);
+        QVERIFY(broken.ok());
+        QVERIFY(broken->document.warnings.join("\n").contains("could not be used"));
+        QVERIFY(!broken->findings.isEmpty());
+    }
+
+    void cliReviewsWithTheModel()
+    {
+        QProcess refused;
+        refused.start(CW_CLI_PATH, { "review", kContract, "--text-only", "--heads", "llm" });
+        QVERIFY(refused.waitForFinished(60000));
+        QCOMPARE(refused.exitCode(), 2);
+        QVERIFY(refused.readAllStandardError().contains("--model"));
+
+        QProcess cli;
+        cli.start(CW_CLI_PATH,
+            { "review", kContract, "--text-only", "--model", kModelA, "--heads", "all", "--threads",
+                "2", "--format", "json" });
+        QVERIFY(cli.waitForFinished(120000));
+        const QByteArray err = cli.readAllStandardError();
+        QVERIFY2(cli.exitCode() == 0, err.constData());
+        QVERIFY(err.contains("model review"));
+        const QJsonObject json = QJsonDocument::fromJson(cli.readAllStandardOutput()).object();
+        QCOMPARE(json["model"].toString(), QString("qwen3_moe_a"));
+        QVERIFY(!json["findings"].toArray().isEmpty());
+    }
+};
+
+QTEST_MAIN(LlmReviewModelTest)
+#include "llm_review_model_test.moc"
