@@ -183,13 +183,30 @@ void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes,
             rowsOnly(0, rows);
         return;
     }
+    // Up to 4 tokens per call share the unpacking of each weight block.
+    const bool grouped
+        = activeCpuKernelPath() != CpuKernelPath::Portable && hasQ8KTokensAvx2(type);
+    const bool wide = activeCpuKernelPath() == CpuKernelPath::Avx512;
     auto work = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t t0 = 0; t0 < nTokens; t0 += tile) {
             const std::int64_t t1 = std::min(nTokens, t0 + tile);
             for (std::int64_t r = begin; r < end; ++r) {
                 const void* row = base + std::size_t(r) * rowStrideBytes;
-                for (std::int64_t t = t0; t < t1; ++t)
-                    y[t * rows + r] = dot(type, row, x + t * blocks, cols);
+                if (!grouped) {
+                    for (std::int64_t t = t0; t < t1; ++t)
+                        y[t * rows + r] = dot(type, row, x + t * blocks, cols);
+                    continue;
+                }
+                for (std::int64_t t = t0; t < t1; t += 4) {
+                    const int count = int(std::min<std::int64_t>(4, t1 - t));
+                    float out[4];
+                    if (wide)
+                        dotRowQ8KTokensAvx512(type, row, x + t * blocks, blocks, count, cols, out);
+                    else
+                        dotRowQ8KTokensAvx2(type, row, x + t * blocks, blocks, count, cols, out);
+                    for (int k = 0; k < count; ++k)
+                        y[(t + k) * rows + r] = out[k];
+                }
             }
         }
     };

@@ -187,7 +187,139 @@ CW_AVX2 float dotQ6K(const BlockQ6_K* b, const BlockQ8K* x, std::int64_t nb)
     return horizontalSum(acc);
 }
 
+// One Q4_K row against `N` tokens: the quants and scales are unpacked once and multiplied
+// with each token's activations; per token the same integer sums and float steps as dotQ4K,
+// so each result equals dotQ4K's bit for bit.
+template <int N>
+CW_AVX2 void dotQ4KTokens(
+    const BlockQ4_K* b, const BlockQ8K* x, std::int64_t xStride, std::int64_t nb, float* out)
+{
+    const __m256i lowMask = _mm256_set1_epi8(0x0F);
+    __m256 acc[N], accMins[N];
+    for (int t = 0; t < N; ++t)
+        acc[t] = accMins[t] = _mm256_setzero_ps();
+    for (std::int64_t i = 0; i < nb; ++i) {
+        const __m256i scalesMins = unpackScalesMins(b[i].scales);
+        const __m256i scales = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(scalesMins));
+        __m256i sumi[N];
+        for (int t = 0; t < N; ++t)
+            sumi[t] = _mm256_setzero_si256();
+        for (int j = 0; j < 4; ++j) {
+            const __m256i q = load(b[i].qs + 32 * j);
+            const __m256i lo = _mm256_and_si256(q, lowMask);
+            const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), lowMask);
+            const __m256i s0 = _mm256_shuffle_epi8(scales, spread16(2 * j));
+            const __m256i s1 = _mm256_shuffle_epi8(scales, spread16(2 * j + 1));
+            for (int t = 0; t < N; ++t) {
+                const std::int8_t* a = x[t * xStride + i].qs + 64 * j;
+                sumi[t] = _mm256_add_epi32(
+                    sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(lo, load(a)), s0));
+                sumi[t] = _mm256_add_epi32(
+                    sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(hi, load(a + 32)), s1));
+            }
+        }
+        const float d = half(b[i].d), dmin = half(b[i].dmin);
+        for (int t = 0; t < N; ++t) {
+            const BlockQ8K& xt = x[t * xStride + i];
+            acc[t] = _mm256_fmadd_ps(
+                _mm256_set1_ps(xt.d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            accMins[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * dmin),
+                _mm256_cvtepi32_ps(minTerms(scalesMins, xt.bsums)), accMins[t]);
+        }
+    }
+    for (int t = 0; t < N; ++t)
+        out[t] = horizontalSum(_mm256_sub_ps(acc[t], accMins[t]));
+}
+
+// One Q6_K row against `N` tokens, as dotQ6K per token (same sums, same results).
+template <int N>
+CW_AVX2 void dotQ6KTokens(
+    const BlockQ6_K* b, const BlockQ8K* x, std::int64_t xStride, std::int64_t nb, float* out)
+{
+    const __m256i lowMask = _mm256_set1_epi8(0x0F);
+    const __m256i three = _mm256_set1_epi8(3);
+    const __m256i highBits = _mm256_set1_epi8(0x30);
+    __m256 acc[N];
+    for (int t = 0; t < N; ++t)
+        acc[t] = _mm256_setzero_ps();
+    for (std::int64_t i = 0; i < nb; ++i) {
+        const __m256i scales16
+            = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[i].scales)));
+        __m256i sumi[N];
+        for (int t = 0; t < N; ++t)
+            sumi[t] = _mm256_sub_epi32(_mm256_setzero_si256(),
+                _mm256_slli_epi32(_mm256_madd_epi16(load(x[t * xStride + i].bsums), scales16), 5));
+        for (int h = 0; h < 2; ++h) {
+            const std::uint8_t* ql = b[i].ql + 64 * h;
+            const __m256i sc = h == 0 ? _mm256_permute2x128_si256(scales16, scales16, 0x00)
+                                      : _mm256_permute2x128_si256(scales16, scales16, 0x11);
+            const __m256i qlA = load(ql);
+            const __m256i qlB = load(ql + 32);
+            const __m256i qh = load(b[i].qh + 32 * h);
+            const __m256i q1 = _mm256_or_si256(
+                _mm256_and_si256(qlA, lowMask), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
+            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(qlB, lowMask),
+                _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
+            const __m256i q3 = _mm256_or_si256(
+                _mm256_and_si256(_mm256_srli_epi16(qlA, 4), lowMask), _mm256_and_si256(qh, highBits));
+            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlB, 4), lowMask),
+                _mm256_and_si256(_mm256_srli_epi16(qh, 2), highBits));
+            const __m256i s1 = _mm256_shuffle_epi8(sc, laneScaleControl(0));
+            const __m256i s2 = _mm256_shuffle_epi8(sc, laneScaleControl(1));
+            const __m256i s3 = _mm256_shuffle_epi8(sc, laneScaleControl(2));
+            const __m256i s4 = _mm256_shuffle_epi8(sc, laneScaleControl(3));
+            for (int t = 0; t < N; ++t) {
+                const std::int8_t* a = x[t * xStride + i].qs + 128 * h;
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(q1, load(a)), s1);
+                const __m256i p2 = _mm256_madd_epi16(_mm256_maddubs_epi16(q2, load(a + 32)), s2);
+                const __m256i p3 = _mm256_madd_epi16(_mm256_maddubs_epi16(q3, load(a + 64)), s3);
+                const __m256i p4 = _mm256_madd_epi16(_mm256_maddubs_epi16(q4, load(a + 96)), s4);
+                sumi[t] = _mm256_add_epi32(sumi[t],
+                    _mm256_add_epi32(_mm256_add_epi32(p1, p2), _mm256_add_epi32(p3, p4)));
+            }
+        }
+        const float d = half(b[i].d);
+        for (int t = 0; t < N; ++t)
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t * xStride + i].d * d),
+                _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+    }
+    for (int t = 0; t < N; ++t)
+        out[t] = horizontalSum(acc[t]);
+}
+
+template <int N>
+void dotTokens(TensorType type, const void* row, const BlockQ8K* x, std::int64_t xStride,
+    std::int64_t nb, float* out)
+{
+    if (type == TensorType::Q4_K)
+        dotQ4KTokens<N>(static_cast<const BlockQ4_K*>(row), x, xStride, nb, out);
+    else
+        dotQ6KTokens<N>(static_cast<const BlockQ6_K*>(row), x, xStride, nb, out);
+}
+
 } // namespace
+
+bool hasQ8KTokensAvx2(TensorType type)
+{
+    return type == TensorType::Q4_K || type == TensorType::Q6_K;
+}
+
+void dotRowQ8KTokensAvx2(TensorType type, const void* row, const BlockQ8K* x,
+    std::int64_t xStride, int count, std::int64_t n, float* out)
+{
+    assert(hasQ8KTokensAvx2(type) && count >= 1 && count <= 4);
+    const std::int64_t nb = n / kQK_K;
+    switch (count) {
+    case 1:
+        return dotTokens<1>(type, row, x, xStride, nb, out);
+    case 2:
+        return dotTokens<2>(type, row, x, xStride, nb, out);
+    case 3:
+        return dotTokens<3>(type, row, x, xStride, nb, out);
+    default:
+        return dotTokens<4>(type, row, x, xStride, nb, out);
+    }
+}
 
 float dotRowQ8KAvx2(TensorType type, const void* row, const BlockQ8K* x, std::int64_t n)
 {
@@ -214,6 +346,17 @@ float dotRowQ8KAvx2(TensorType, const void*, const BlockQ8K*, std::int64_t)
 {
     assert(false && "dotRowQ8KAvx2 called on a CPU without AVX2");
     return 0.0f;
+}
+
+bool hasQ8KTokensAvx2(TensorType)
+{
+    return false;
+}
+
+void dotRowQ8KTokensAvx2(
+    TensorType, const void*, const BlockQ8K*, std::int64_t, int, std::int64_t, float*)
+{
+    assert(false && "dotRowQ8KTokensAvx2 called on a CPU without AVX2");
 }
 
 } // namespace cw::kernels::quant

@@ -56,7 +56,7 @@ void expectExact(TensorType type, CpuKernelPath path)
         ASSERT_EQ(row.size(), stride);
         w.insert(w.end(), row.begin(), row.end());
     }
-    const std::int64_t tokens = 3;
+    const std::int64_t tokens = 7; // a group of 4 and one of 3 in matMulQ8K
     std::vector<BlockQ8K> xq(static_cast<std::size_t>(tokens * blocks));
     const auto x = randomVector(tokens * cols, rng, 3.0f);
     for (std::int64_t t = 0; t < tokens; ++t)
@@ -78,6 +78,8 @@ void expectExact(TensorType type, CpuKernelPath path)
                 << (path == CpuKernelPath::Avx512 ? " avx512"
                                                   : path == CpuKernelPath::Avx2 ? " avx2"
                                                                                 : " portable");
+            // Batches unpack each block once for several tokens and must give exactly what one
+            // token at a time gives (prefill and decode agree bit for bit).
             EXPECT_EQ(got, dotRowQ8K(type, w.data() + std::size_t(r) * stride, xt.data(), cols));
             if (r >= 5) {
                 EXPECT_EQ(got, yRows[std::size_t(r - 5)]);
