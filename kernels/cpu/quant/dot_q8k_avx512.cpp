@@ -12,8 +12,10 @@
 #if defined(__x86_64__) || defined(__i386__)
 // GCC 12's avx512fintrin.h builds _mm512_inserti64x4 and _mm512_castsi256_si512 on a
 // deliberately undefined register, which -Wuninitialized reports at every inlined use.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #define CW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
