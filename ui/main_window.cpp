@@ -4,6 +4,8 @@
 #include "app/desktop/review_queue.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/history/history_store.h"
+#include "app/ingest/document_reader.h"
+#include "app/ingest/pdf_passwords.h"
 #include "app/report/report_exporter.h"
 #include "ui/history_dialog.h"
 #include "ui/message_bar.h"
@@ -20,19 +22,52 @@
 #include <QDropEvent>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QMimeData>
+#include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStackedWidget>
 #include <QStatusBar>
+#include <QTimer>
 #include <QUrl>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <qcoro/qcorofuture.h>
+#include <qcoro/qcorosignal.h>
 
 namespace cw::ui {
+
+namespace {
+
+// Resident memory of this process in bytes (Linux /proc; 0 where unknown).
+qint64 residentBytes()
+{
+    QFile statm(QStringLiteral("/proc/self/statm"));
+    if (!statm.open(QIODevice::ReadOnly))
+        return 0;
+    const QList<QByteArray> fields = statm.readAll().split(' ');
+    return fields.size() > 1 ? fields[1].toLongLong() * 4096 : 0;
+}
+
+// A PDF the reader will take: a larger file is refused by the review with a message, and
+// Poppler should not be asked to open it on the way (it scans a damaged file end to end).
+bool isPdfWithinLimits(const QString& path)
+{
+    const QFileInfo info(path);
+    if (!info.isFile() || info.size() > cw::kMaxDocumentBytes)
+        return false;
+    if (info.suffix().compare(QLatin1String("pdf"), Qt::CaseInsensitive) == 0)
+        return true;
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) && file.read(1024).contains("%PDF-");
+}
+
+} // namespace
 
 MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     : QMainWindow(parent)
@@ -75,12 +110,16 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
         m_progress->show();
         m_cancel->show();
         m_stageLabel->setText(tr("Reviewing %1…").arg(QFileInfo(path).fileName()));
+        showPreview(path);
     });
     connect(m_queue, &cw::ReviewQueue::progress, this, &MainWindow::onProgress);
+    // The fast review shows at once; the model's notes and findings stream into it.
+    m_reviewView->followQueue(m_queue);
+    connect(m_queue, &cw::ReviewQueue::fastReviewReady, this,
+        [this] { m_stack->setCurrentWidget(m_reviewView); });
     connect(m_queue, &cw::ReviewQueue::reviewReady, this,
         [this](const cw::Review& review) { onReviewReady(review); });
-    connect(m_queue, &cw::ReviewQueue::failed, this,
-        [this](const QString&, const QString& message) { showError(message); });
+    connect(m_queue, &cw::ReviewQueue::failed, this, &MainWindow::onReviewFailed);
     connect(m_queue, &cw::ReviewQueue::idle, this, [this] {
         m_progress->hide();
         m_cancel->hide();
@@ -195,6 +234,13 @@ void MainWindow::createStatusBar()
 {
     m_modelLabel = new QLabel(this);
     m_modelLabel->setObjectName(QStringLiteral("modelStatus"));
+    m_deviceLabel = new QLabel(this);
+    m_deviceLabel->setObjectName(QStringLiteral("deviceStatus"));
+    m_memoryLabel = new QLabel(this);
+    m_memoryLabel->setObjectName(QStringLiteral("memoryStatus"));
+    m_memoryLabel->setToolTip(tr("Memory this program uses (resident)"));
+    m_speedLabel = new QLabel(this);
+    m_speedLabel->setObjectName(QStringLiteral("speedStatus"));
     m_stageLabel = new QLabel(this);
     m_progress = new QProgressBar(this);
     m_progress->setAccessibleName(tr("Review progress"));
@@ -204,7 +250,14 @@ void MainWindow::createStatusBar()
     m_cancel->setAccessibleName(tr("Cancel review"));
     m_cancel->hide();
     connect(m_cancel, &QPushButton::clicked, m_queue, &cw::ReviewQueue::cancelCurrent);
-    statusBar()->addWidget(m_modelLabel, 1);
+    auto* memoryTimer = new QTimer(this);
+    connect(memoryTimer, &QTimer::timeout, this, &MainWindow::updateMemoryStatus);
+    memoryTimer->start(2000);
+    updateMemoryStatus();
+    statusBar()->addWidget(m_modelLabel);
+    statusBar()->addWidget(m_deviceLabel);
+    statusBar()->addWidget(m_memoryLabel);
+    statusBar()->addWidget(m_speedLabel, 1);
     statusBar()->addPermanentWidget(m_stageLabel);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
@@ -214,12 +267,30 @@ void MainWindow::updateModelStatus()
 {
     const cw::ModelSettings model = cw::AppSettings::model();
     if (model.modelPath.isEmpty()) {
-        m_modelLabel->setText(tr("No model loaded: reviews use the fast heads."));
+        m_modelLabel->setText(tr("Fast heads only — no model loaded"));
+        m_modelLabel->setToolTip(
+            tr("Reviews use the built-in clause heads. Choose a model in Model ▸ Model Settings "
+               "for the language model's notes."));
+        m_deviceLabel->setText(tr("Device: CPU"));
         return;
     }
-    m_modelLabel->setText(tr("Model: %1 · device %2 · context %3")
-                              .arg(QFileInfo(model.modelPath).fileName(), model.device)
+    m_modelLabel->setText(tr("Model: %1 · context %2")
+                              .arg(QFileInfo(model.modelPath).fileName())
                               .arg(model.contextLength));
+    m_modelLabel->setToolTip(model.modelPath);
+    const QString device = model.device.startsWith(QLatin1String("cuda:"))
+        ? tr("CUDA GPU %1").arg(model.device.mid(5))
+        : tr("CPU");
+    m_deviceLabel->setText(model.threads > 0
+            ? tr("Device: %1 · threads: %2").arg(device).arg(model.threads)
+            : tr("Device: %1").arg(device));
+}
+
+void MainWindow::updateMemoryStatus()
+{
+    const qint64 bytes = residentBytes();
+    m_memoryLabel->setVisible(bytes > 0);
+    m_memoryLabel->setText(tr("Memory: %1").arg(QLocale().formattedDataSize(bytes, 0)));
 }
 
 void MainWindow::updateRecentMenu()
@@ -235,9 +306,111 @@ void MainWindow::updateRecentMenu()
 
 void MainWindow::openContract(const QString& path)
 {
+    openContractAsync(path);
+}
+
+QCoro::Task<> MainWindow::openContractAsync(QString path)
+{
     cw::AppSettings::addRecentFile(path);
     updateRecentMenu();
+    if (isPdfWithinLimits(path) && cw::PdfPasswords::lookup(path).isEmpty()) {
+        // Poppler reads the trailer and the encryption dictionary: off the UI thread, since a
+        // damaged or huge file can take a while.
+        QPointer<MainWindow> self(this);
+        QFuture<cw::PdfLock> checking
+            = QtConcurrent::run([path] { return cw::pdfLockState(path); });
+        const cw::PdfLock lock = co_await checking;
+        if (!self)
+            co_return;
+        if (lock == cw::PdfLock::NeedsPassword) {
+            auto asking = askPdfPassword(path);
+            const bool unlocked = co_await asking;
+            if (!self)
+                co_return;
+            if (!unlocked) {
+                showNotice(tr("%1 was not opened: it needs its password.")
+                               .arg(QFileInfo(path).fileName()));
+                co_return;
+            }
+        }
+    }
     m_queue->enqueue(path);
+}
+
+QCoro::Task<bool> MainWindow::askPdfPassword(QString path)
+{
+    const QString name = QFileInfo(path).fileName();
+    QString prompt = tr("“%1” is protected by a password.\nPassword:").arg(name);
+    for (;;) {
+        QPointer<QInputDialog> dialog = new QInputDialog(this);
+        dialog->setObjectName(QStringLiteral("pdfPasswordDialog"));
+        dialog->setWindowTitle(tr("Password required"));
+        dialog->setLabelText(prompt);
+        dialog->setTextEchoMode(QLineEdit::Password);
+        dialog->setAccessibleName(tr("Password for %1").arg(name));
+        dialog->setWindowModality(Qt::WindowModal);
+        dialog->open();
+        auto answering = qCoro(dialog.data(), &QDialog::finished);
+        const int answer = co_await answering;
+        if (!dialog)
+            co_return false; // the window closed under the dialog
+        const QString password = dialog->textValue();
+        dialog->deleteLater();
+        if (answer != QDialog::Accepted)
+            co_return false;
+        QPointer<MainWindow> self(this);
+        QFuture<bool> trying
+            = QtConcurrent::run([path, password] { return cw::pdfPasswordOpens(path, password); });
+        const bool opens = co_await trying;
+        if (!self)
+            co_return false;
+        if (opens) {
+            cw::PdfPasswords::remember(path, password);
+            co_return true;
+        }
+        prompt = tr("That password does not open “%1”. Try again:").arg(name);
+    }
+}
+
+void MainWindow::showPreview(const QString& path)
+{
+    // The pages of a PDF show while it is read and reviewed; the findings join them when the
+    // review is ready. Other formats show their text with the findings.
+    m_previewPath.clear();
+    if (!isPdfWithinLimits(path))
+        return;
+    m_beforePreview = m_reviewView->review();
+    cw::Review preview;
+    preview.document.path = path;
+    preview.document.format = cw::DocumentFormat::Pdf;
+    m_reviewView->setReview(preview);
+    if (!m_reviewView->documentError().isEmpty()) {
+        m_reviewView->setReview(m_beforePreview);
+        return;
+    }
+    m_previewPath = path;
+    m_stack->setCurrentWidget(m_reviewView);
+    m_exportAction->setEnabled(false);
+    setWindowTitle(tr("%1 — Clausewright").arg(QFileInfo(path).fileName()));
+}
+
+void MainWindow::onReviewFailed(const QString& path, const QString& message)
+{
+    if (!m_previewPath.isEmpty() && m_previewPath == path) {
+        // Back to what was shown before, so a failed review leaves no half-open document.
+        m_previewPath.clear();
+        m_reviewView->setReview(m_beforePreview);
+        const bool had = m_reviewView->hasReview();
+        m_stack->setCurrentWidget(had ? static_cast<QWidget*>(m_reviewView) : m_dropZone);
+        m_exportAction->setEnabled(had);
+        setWindowTitle(had ? tr("%1 — Clausewright")
+                                 .arg(QFileInfo(m_reviewView->review().document.path).fileName())
+                           : tr("Clausewright"));
+    }
+    if (message == QLatin1String("cancelled") || message.endsWith(QLatin1String("cancelled")))
+        showNotice(tr("Review of %1 cancelled.").arg(QFileInfo(path).fileName()));
+    else
+        showError(message);
 }
 
 void MainWindow::onProgress(cw::ReviewStage stage, int done, int total)
@@ -262,7 +435,20 @@ void MainWindow::onProgress(cw::ReviewStage stage, int done, int total)
 
 QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
 {
+    m_previewPath.clear();
+    m_beforePreview = {};
     m_reviewView->setReview(review);
+    {
+        qint64 total = 0;
+        for (auto it = review.timingsMs.cbegin(); it != review.timingsMs.cend(); ++it)
+            total += it.value();
+        const int pages = review.document.pageCount();
+        // No %n plural: the English UI has no translation file to turn "page(s)" into words.
+        const QString seconds = QLocale().toString(total / 1000.0, 'f', 1);
+        m_speedLabel->setText(pages == 1 ? tr("Last review: 1 page in %1 s").arg(seconds)
+                : pages > 1              ? tr("Last review: %1 pages in %2 s").arg(pages).arg(seconds)
+                                         : tr("Last review: %1 s").arg(seconds));
+    }
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(true);
     setWindowTitle(
@@ -388,6 +574,12 @@ void MainWindow::setLanguage(const QString& language)
             ? tr("Language changed: menus update when Clausewright restarts.")
             : tr("That language is not available."),
         5000);
+}
+
+void MainWindow::showNotice(const QString& message)
+{
+    m_messageBar->showMessage(message, MessageBar::Kind::Info);
+    emit noticeShown(message);
 }
 
 void MainWindow::showError(const QString& message)

@@ -32,6 +32,9 @@ public:
     explicit MainWindow(QWidget* parent = nullptr, const QString& historyPath = {});
     ~MainWindow() override;
 
+    // Queues a contract for review; an encrypted PDF first asks for its password (a
+    // window-modal dialog named "pdfPasswordDialog"), and a PDF's first page shows while it
+    // is being read.
     void openContract(const QString& path);
     ReviewView* reviewView() const { return m_reviewView; }
     HistoryStore* history() const { return m_history.get(); }
@@ -43,6 +46,7 @@ public:
 signals:
     void reviewShown(qint64 reviewId);
     void errorShown(const QString& message);
+    void noticeShown(const QString& message);
 
 protected:
     void dragEnterEvent(QDragEnterEvent* event) override;
@@ -53,6 +57,12 @@ private:
     void createActions();
     void createStatusBar();
     void updateModelStatus();
+    void updateMemoryStatus();
+    QCoro::Task<> openContractAsync(QString path);
+    QCoro::Task<bool> askPdfPassword(QString path);
+    void showPreview(const QString& path);
+    void onReviewFailed(const QString& path, const QString& message);
+    void showNotice(const QString& message);
     void updateRecentMenu();
     void showError(const QString& message);
     void onProgress(cw::ReviewStage stage, int done, int total);
@@ -73,6 +83,12 @@ private:
     QMenu* m_recentMenu = nullptr;
     QAction* m_exportAction = nullptr;
     QLabel* m_modelLabel = nullptr;
+    QLabel* m_deviceLabel = nullptr;
+    QLabel* m_memoryLabel = nullptr;
+    QLabel* m_speedLabel = nullptr;
+    // The review shown before a PDF's pages were previewed, put back if that review fails.
+    cw::Review m_beforePreview;
+    QString m_previewPath;
     QLabel* m_stageLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;

@@ -29,11 +29,17 @@ MessageBar::MessageBar(QWidget* parent)
 void MessageBar::showMessage(const QString& text, Kind kind)
 {
     m_label->setText(text);
+    // The text colour is set on the label and the close button too: they would otherwise take
+    // the palette's, which in the dark theme is light grey on this light background.
     setStyleSheet(kind == Kind::Error
-            ? QStringLiteral("QFrame#messageBar { background: #fbe3e1; color: #5a1410; "
-                             "border-bottom: 1px solid #e0a09a; }")
-            : QStringLiteral("QFrame#messageBar { background: #e3eefb; color: #10305a; "
-                             "border-bottom: 1px solid #9ab8e0; }"));
+            ? QStringLiteral("QFrame#messageBar { background: #fbe3e1; "
+                             "border-bottom: 1px solid #e0a09a; }"
+                             "QFrame#messageBar QLabel, QFrame#messageBar QToolButton "
+                             "{ color: #5a1410; background: transparent; }")
+            : QStringLiteral("QFrame#messageBar { background: #e3eefb; "
+                             "border-bottom: 1px solid #9ab8e0; }"
+                             "QFrame#messageBar QLabel, QFrame#messageBar QToolButton "
+                             "{ color: #10305a; background: transparent; }"));
     show();
 }
 

@@ -35,6 +35,7 @@ void PdfView::setRenderer(cw::PdfPageRenderer* renderer)
     m_highlights.clear();
     m_selection = {};
     m_selectedText.clear();
+    m_shownPages.clear();
     if (m_renderer)
         connect(m_renderer, &cw::PdfPageRenderer::pageRendered, viewport(),
             qOverload<>(&QWidget::update));
@@ -46,6 +47,11 @@ void PdfView::setRenderer(cw::PdfPageRenderer* renderer)
 double PdfView::pixelsPerPoint() const
 {
     return m_zoom * logicalDpiY() / 72.0;
+}
+
+double PdfView::renderDpi() const
+{
+    return 72.0 * pixelsPerPoint() * devicePixelRatioF();
 }
 
 void PdfView::relayout()
@@ -148,7 +154,7 @@ void PdfView::paintEvent(QPaintEvent*)
         return;
     const QPointF offset(horizontalScrollBar()->value(), verticalScrollBar()->value());
     const QRectF visible(offset, viewport()->size());
-    const double dpi = 72.0 * pixelsPerPoint() * devicePixelRatioF();
+    const double dpi = renderDpi();
     for (int i = 0; i < m_pageTops.size(); ++i) {
         const QRectF rect = pageRect(i);
         if (!rect.intersects(visible))
@@ -156,8 +162,18 @@ void PdfView::paintEvent(QPaintEvent*)
         const QRectF target = rect.translated(-offset);
         const QImage image = m_renderer->page(i, dpi);
         painter.fillRect(target, Qt::white);
-        if (!image.isNull())
+        if (!image.isNull()) {
+            // The cache rounds the resolution, so the image is a few percent off the target's
+            // device pixels: resample smoothly rather than drop or double pixel rows.
+            painter.setRenderHint(QPainter::SmoothPixmapTransform,
+                std::abs(image.width() - target.width() * devicePixelRatioF()) > 0.5);
             painter.drawImage(target, image);
+            if (!m_shownPages.contains(i)) {
+                m_shownPages.insert(i);
+                QMetaObject::invokeMethod(
+                    this, [this, i] { emit pageShown(i); }, Qt::QueuedConnection);
+            }
+        }
         painter.setPen(QPen(palette().color(QPalette::Mid), 1));
         painter.drawRect(target);
         for (const auto& [page, box] : m_highlights) {

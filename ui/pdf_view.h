@@ -4,6 +4,7 @@
 #include <QList>
 #include <QPair>
 #include <QRectF>
+#include <QSet>
 
 namespace cw {
 class PdfPageRenderer;
@@ -20,6 +21,11 @@ public:
     explicit PdfView(QWidget* parent = nullptr);
 
     void setRenderer(cw::PdfPageRenderer* renderer); // not owned; nullptr clears the view
+    cw::PdfPageRenderer* renderer() const { return m_renderer; }
+    double pixelsPerPoint() const; // zoom × screen dpi / 72
+    // The resolution pages are rendered at: one image pixel per device pixel, so pages stay
+    // sharp on high-DPI screens (QT_SCALE_FACTOR=2, a 4K panel at 200 %).
+    double renderDpi() const;
     double zoom() const { return m_zoom; }
     int currentPage() const; // 0-based page at the top of the viewport
 
@@ -40,6 +46,8 @@ public slots:
 
 signals:
     void currentPageChanged(int page);
+    // A page's rendered image was painted for the first time since setRenderer() (0-based).
+    void pageShown(int page);
     void zoomChanged(double zoom);
 
 protected:
@@ -53,7 +61,6 @@ protected:
     void wheelEvent(QWheelEvent* event) override;
 
 private:
-    double pixelsPerPoint() const; // zoom × screen dpi / 72
     void relayout();
     QRectF pageRect(int page) const; // in content pixels
     int pageAt(const QPointF& contentPos) const;
@@ -66,6 +73,7 @@ private:
     double m_zoom = 1.0;
     QList<QPair<int, QRectF>> m_highlights;
     int m_lastReportedPage = -1;
+    QSet<int> m_shownPages;
     // Rubber-band selection in content pixels.
     bool m_selecting = false;
     QPointF m_selectionStart;

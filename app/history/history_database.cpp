@@ -82,6 +82,11 @@ Result<std::unique_ptr<HistoryDatabase>> HistoryDatabase::openAtVersion(
 
 Error HistoryDatabase::sqlError(const QString& what) const
 {
+    const int code = sqlite3_errcode(m_db);
+    if (code == SQLITE_FULL || sqlite3_extended_errcode(m_db) == SQLITE_IOERR_WRITE)
+        return makeError(m_path.toStdString() + ": " + what.toStdString()
+            + ": the disk is full or the file cannot grow (free some space and try again; the "
+              "reviews already saved are kept)");
     return makeError(
         m_path.toStdString() + ": " + what.toStdString() + ": " + sqlite3_errmsg(m_db));
 }

@@ -59,7 +59,7 @@ struct FindingEdit {
 // (the CLI; HistoryStore wraps it on its own worker thread for the GUI).
 class HistoryDatabase {
 public:
-    static constexpr int kSchemaVersion = 3;
+    static constexpr int kSchemaVersion = 4;
 
     // Opens (creating folders and the file when missing) and migrates to kSchemaVersion.
     // The error names the path: unwritable folder, not a database, newer schema, ...
@@ -85,7 +85,10 @@ public:
     // The review as saved, with the user's edits applied, without re-running anything.
     Result<Review> load(qint64 id);
     // FTS5 query (words, "phrases", prefix*, AND/OR/NOT) over contract text and findings;
-    // best matches first. A malformed query is an error naming the query.
+    // best matches first (ranked among the newest 2,000 matches of each, so a common word
+    // stays fast). Text that is not FTS5 syntax is searched as its words. A query with
+    // Chinese (CJK) characters finds substrings: three or more characters through a trigram
+    // index, shorter ones in the newest 2,000 reviews.
     Result<QList<HistorySearchHit>> search(const QString& query, int limit = 50);
     // Deletes the review, its clauses, findings and edits, and its document when no other
     // review uses it. Deleting a missing id is an error.
@@ -112,6 +115,10 @@ private:
     Result<void> loadClauses(qint64 reviewId, Review& review);
     Result<void> loadFindings(qint64 reviewId, Review& review);
     Result<void> refreshCounts(qint64 reviewId);
+    Result<QList<HistorySearchHit>> searchIndexes(const QString& match,
+        const QString& literalMatch, const char* documentsTable, const char* findingsTable,
+        int limit);
+    Result<QList<HistorySearchHit>> searchLike(const QStringList& terms, int limit);
 
     sqlite3* m_db = nullptr;
     QString m_path;

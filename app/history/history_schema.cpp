@@ -136,7 +136,73 @@ INSERT INTO documents_fts(documents_fts) VALUES ('rebuild');
 INSERT INTO findings_fts(findings_fts) VALUES ('rebuild');
 )sql";
 
-static_assert(HistoryDatabase::kSchemaVersion == 3, "add the new version's script here");
+// Version 4: Chinese (and other CJK) search. unicode61 makes one token of a run of Chinese
+// characters, so a word inside a sentence was never found; a trigram index finds any
+// substring of three or more characters. Only rows that contain CJK text go into it (a
+// trigram index of every English contract would triple the file for no gain), so every
+// trigger repeats the same GLOB test on the values it indexes or removes.
+#define CW_CJK_TEXT "GLOB '*[⺀-鿿가-힯豈-﫿＀-￯]*'"
+constexpr const char* kVersion4 = R"sql(
+CREATE VIRTUAL TABLE documents_cjk USING fts5(
+    title, text, content='documents', content_rowid='id', tokenize='trigram');
+CREATE TRIGGER documents_cjk_insert AFTER INSERT ON documents
+    WHEN (new.title || ' ' || new.text) )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO documents_cjk(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE TRIGGER documents_cjk_delete AFTER DELETE ON documents
+    WHEN (old.title || ' ' || old.text) )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO documents_cjk(documents_cjk, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+END;
+CREATE TRIGGER documents_cjk_update_old AFTER UPDATE OF title, text ON documents
+    WHEN (old.title || ' ' || old.text) )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO documents_cjk(documents_cjk, rowid, title, text)
+        VALUES ('delete', old.id, old.title, old.text);
+END;
+CREATE TRIGGER documents_cjk_update_new AFTER UPDATE OF title, text ON documents
+    WHEN (new.title || ' ' || new.text) )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO documents_cjk(rowid, title, text) VALUES (new.id, new.title, new.text);
+END;
+CREATE VIRTUAL TABLE findings_cjk USING fts5(
+    category, text, rationale, user_comment, content='findings', content_rowid='id',
+    tokenize='trigram');
+CREATE TRIGGER findings_cjk_insert AFTER INSERT ON findings
+    WHEN (new.category || ' ' || new.text || ' ' || new.rationale || ' ' || new.user_comment)
+        )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO findings_cjk(rowid, category, text, rationale, user_comment)
+        VALUES (new.id, new.category, new.text, new.rationale, new.user_comment);
+END;
+CREATE TRIGGER findings_cjk_delete AFTER DELETE ON findings
+    WHEN (old.category || ' ' || old.text || ' ' || old.rationale || ' ' || old.user_comment)
+        )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO findings_cjk(findings_cjk, rowid, category, text, rationale, user_comment)
+        VALUES ('delete', old.id, old.category, old.text, old.rationale, old.user_comment);
+END;
+CREATE TRIGGER findings_cjk_update_old AFTER UPDATE OF category, text, rationale, user_comment
+    ON findings
+    WHEN (old.category || ' ' || old.text || ' ' || old.rationale || ' ' || old.user_comment)
+        )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO findings_cjk(findings_cjk, rowid, category, text, rationale, user_comment)
+        VALUES ('delete', old.id, old.category, old.text, old.rationale, old.user_comment);
+END;
+CREATE TRIGGER findings_cjk_update_new AFTER UPDATE OF category, text, rationale, user_comment
+    ON findings
+    WHEN (new.category || ' ' || new.text || ' ' || new.rationale || ' ' || new.user_comment)
+        )sql" CW_CJK_TEXT R"sql( BEGIN
+    INSERT INTO findings_cjk(rowid, category, text, rationale, user_comment)
+        VALUES (new.id, new.category, new.text, new.rationale, new.user_comment);
+END;
+INSERT INTO documents_cjk(rowid, title, text)
+    SELECT id, title, text FROM documents
+    WHERE (title || ' ' || text) )sql" CW_CJK_TEXT R"sql(;
+INSERT INTO findings_cjk(rowid, category, text, rationale, user_comment)
+    SELECT id, category, text, rationale, user_comment FROM findings
+    WHERE (category || ' ' || text || ' ' || rationale || ' ' || user_comment)
+        )sql" CW_CJK_TEXT R"sql(;
+)sql";
+#undef CW_CJK_TEXT
+
+static_assert(HistoryDatabase::kSchemaVersion == 4, "add the new version's script here");
 
 } // namespace
 
@@ -149,6 +215,8 @@ const char* migrationScript(int version)
         return kVersion2;
     case 3:
         return kVersion3;
+    case 4:
+        return kVersion4;
     default:
         return nullptr;
     }

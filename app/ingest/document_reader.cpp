@@ -6,12 +6,11 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QStringDecoder>
+#include <cerrno>
 
 namespace cw {
 
 namespace {
-
-constexpr qint64 kMaxFileBytes = qint64(1) << 30; // 1 GiB: no contract is larger
 
 std::string quoted(const QString& name)
 {
@@ -27,13 +26,22 @@ Result<QByteArray> readFileBytes(const QString& path)
         return makeError(quoted(path) + ": no such file");
     if (info.isDir())
         return makeError(quoted(path) + ": is a folder, not a document");
-    if (info.size() > kMaxFileBytes)
-        return makeError(quoted(path) + ": the file is too large (" + std::to_string(info.size())
-            + " bytes; at most 1 GiB)");
+    if (info.size() > kMaxDocumentBytes)
+        return makeError(quoted(path) + ": the file is too large to review ("
+            + QString::number(double(info.size()) / 1e6, 'f', 0).toStdString()
+            + " MB; the limit is " + std::to_string(kMaxDocumentBytes / 1000000)
+            + " MB). A file this large is usually scanned pages: split it or reduce its "
+              "images, then open the parts");
     QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
+    errno = 0;
+    if (!file.open(QIODevice::ReadOnly)) {
+        if (errno == EACCES || errno == EPERM)
+            return makeError(quoted(path)
+                + ": permission denied (you may not read this file; copy it somewhere you can, "
+                  "or ask its owner)");
         return makeError(
             quoted(path) + ": cannot be read (" + file.errorString().toStdString() + ")");
+    }
     QByteArray bytes = file.readAll();
     if (file.error() != QFileDevice::NoError)
         return makeError(quoted(path) + ": read error (" + file.errorString().toStdString() + ")");

@@ -9,6 +9,11 @@
 
 namespace cw {
 
+// Files larger than this are refused before any byte is read: a contract of a few hundred
+// text pages is a few MB, and a file past this size is nearly always scanned images, which
+// would take minutes and gigabytes of memory to read and still have no text layer.
+constexpr qint64 kMaxDocumentBytes = qint64(200) * 1000 * 1000; // 200 MB
+
 // Limits and switches for reading a contract. The defaults suit contracts of a few hundred
 // pages; the caps keep hostile files (zip bombs, huge XML) from exhausting memory.
 struct ReadOptions {
@@ -20,6 +25,9 @@ struct ReadOptions {
     qint64 maxUncompressedBytes = qint64(200) * 1024 * 1024;
     // DOCX: at most this many entries in the ZIP directory.
     int maxZipEntries = 5000;
+    // PDF: the password of an encrypted file. Empty: the one the user gave for this file in
+    // this session (PdfPasswords), if any.
+    QString password;
     // Called after each PDF page is read with (pagesDone, pageCount); return false to cancel
     // (readDocument then fails with "cancelled").
     std::function<bool(int, int)> progress;

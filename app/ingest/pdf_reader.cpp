@@ -1,6 +1,7 @@
 // PDF ingest through Poppler-Qt6: words with boxes per page -> lines -> document text.
 #include "app/ingest/document_reader.h"
 #include "app/ingest/page_layout.h"
+#include "app/ingest/pdf_passwords.h"
 #include "app/ingest/text_assembler.h"
 
 #include <QCryptographicHash>
@@ -106,10 +107,15 @@ Result<Document> readPdfBytes(
     if (!pdf)
         return makeError(
             quoted(name) + ": not a readable PDF (damaged, truncated or another format)");
-    if (pdf->isLocked())
-        return makeError(quoted(name)
-            + ": the PDF is password protected; open it with its password and save "
-              "an unprotected copy first");
+    const QString password
+        = options.password.isEmpty() ? PdfPasswords::lookup(name) : options.password;
+    if (pdf->isLocked()) {
+        if (password.isEmpty())
+            return makeError(
+                quoted(name) + ": the PDF is password protected; give its password to open it");
+        if (!unlockPdf(*pdf, password))
+            return makeError(quoted(name) + ": the password does not open this PDF");
+    }
     const int pageCount = pdf->numPages();
     if (pageCount <= 0)
         return makeError(quoted(name) + ": the PDF has no pages (damaged or truncated?)");
@@ -128,8 +134,10 @@ Result<Document> readPdfBytes(
     const int split = pageCount >= kParallelPages ? (pageCount + 1) / 2 : pageCount;
     std::thread worker;
     if (split < pageCount) {
-        worker = std::thread([&bytes, &results, &cancelled, split, pageCount] {
+        worker = std::thread([&bytes, &results, &cancelled, &password, split, pageCount] {
             std::unique_ptr<Poppler::Document> second = Poppler::Document::loadFromData(bytes);
+            if (second && second->isLocked() && !unlockPdf(*second, password))
+                second.reset(); // cannot happen: the same password opened the first copy
             for (int i = split; i < pageCount && !cancelled; ++i)
                 results[std::size_t(i)] = readPageAt(second.get(), i);
         });

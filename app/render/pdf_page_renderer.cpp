@@ -1,5 +1,7 @@
 #include "app/render/pdf_page_renderer.h"
 
+#include "app/ingest/pdf_passwords.h"
+
 #include <QFileInfo>
 #include <QMutexLocker>
 #include <poppler-qt6.h>
@@ -30,8 +32,7 @@ PdfPageRenderer::~PdfPageRenderer()
 
 bool PdfPageRenderer::needsPassword(const QString& path)
 {
-    std::unique_ptr<Poppler::Document> document = Poppler::Document::load(path);
-    return document && document->isLocked();
+    return pdfLockState(path) == PdfLock::NeedsPassword;
 }
 
 Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& password)
@@ -41,14 +42,17 @@ Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& passwo
         return makeError(QStringLiteral("%1: no such file").arg(path).toStdString());
     if (!info.isReadable())
         return makeError(QStringLiteral("%1: permission denied").arg(path).toStdString());
-    std::unique_ptr<Poppler::Document> document = Poppler::Document::load(path, password, password);
+    std::unique_ptr<Poppler::Document> document = Poppler::Document::load(path);
     if (!document)
         return makeError(QStringLiteral("%1: not a readable PDF (corrupt or not a PDF)")
                              .arg(path)
                              .toStdString());
-    if (document->isLocked())
-        return makeError(
-            QStringLiteral("%1: the PDF is password protected").arg(path).toStdString());
+    const QString given = password.isEmpty() ? PdfPasswords::lookup(path) : QString::fromUtf8(password);
+    if (document->isLocked() && (given.isEmpty() || !unlockPdf(*document, given)))
+        return makeError(QStringLiteral("%1: the PDF is password protected; open it again and give "
+                                        "its password to see its pages")
+                             .arg(path)
+                             .toStdString());
     document->setRenderHint(Poppler::Document::Antialiasing, true);
     document->setRenderHint(Poppler::Document::TextAntialiasing, true);
 
@@ -64,6 +68,7 @@ Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& passwo
     m_documentMutex = std::make_shared<QMutex>();
     m_document = std::shared_ptr<Poppler::Document>(document.release());
     m_pageSizes = sizes;
+    m_path = path;
     return {};
 }
 

@@ -27,9 +27,11 @@ public:
     explicit PdfPageRenderer(QObject* parent = nullptr);
     ~PdfPageRenderer() override;
 
-    // Opens the file; an encrypted file needs its password (empty for none).
+    // Opens the file; an encrypted file needs its password (empty: the one the user gave for
+    // it in this session, see PdfPasswords).
     Result<void> open(const QString& path, const QByteArray& password = {});
     bool isOpen() const { return m_document != nullptr; }
+    QString path() const { return m_path; } // of the open file
     static bool needsPassword(const QString& path);
 
     int pageCount() const { return int(m_pageSizes.size()); }
@@ -57,6 +59,7 @@ private:
     std::shared_ptr<Poppler::Document> m_document;
     std::shared_ptr<QMutex> m_documentMutex;
     QList<QSizeF> m_pageSizes;
+    QString m_path;
     QMutex m_cacheMutex;
     QCache<Key, QImage> m_cache; // cost in kilobytes
     QSet<Key> m_pending;

@@ -100,6 +100,7 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
         document = readText(path);
     } else {
         ReadOptions read;
+        read.password = options.password;
         read.progress = [&](int done, int total) {
             report(ReviewStage::Reading, done, total);
             return !cancelled();

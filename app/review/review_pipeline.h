@@ -28,6 +28,7 @@ struct ReviewOptions {
     int modelThreads = 0; // CPU threads for the model; 0: every core
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
+    QString password; // of an encrypted PDF; empty: the one given in this session, if any
 };
 
 // The stages a review goes through, in order; progress reports which one is running.

@@ -75,6 +75,18 @@
         <source>Clause text</source>
         <translation>条款原文</translation>
     </message>
+    <message>
+        <source>Language model&apos;s note</source>
+        <translation>语言模型的意见</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Language model&apos;s note&lt;/b&gt; (writing…)</source>
+        <translation>&lt;b&gt;语言模型的意见&lt;/b&gt;（撰写中…）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Language model&apos;s note&lt;/b&gt;</source>
+        <translation>&lt;b&gt;语言模型的意见&lt;/b&gt;</translation>
+    </message>
 </context>
 <context>
     <name>cw::ui::FindingsTableModel</name>
@@ -126,6 +138,10 @@
         <source>Confidence</source>
         <translation>置信度</translation>
     </message>
+    <message>
+        <source>%1 · model</source>
+        <translation>%1 · 模型</translation>
+    </message>
 </context>
 <context>
     <name>cw::ui::HistoryDialog</name>
@@ -135,7 +151,7 @@
     </message>
     <message>
         <source>Search contracts and findings (words, &quot;phrases&quot;, prefix*)…</source>
-        <translation>搜索合同与发现项（词语、"短语"、前缀*）…</translation>
+        <translation>搜索合同与发现项（词语、&quot;短语&quot;、前缀*）…</translation>
     </message>
     <message>
         <source>Search the history</source>
@@ -383,11 +399,11 @@ or choose File ▸ Open</source>
     </message>
     <message>
         <source>No model loaded: reviews use the fast heads.</source>
-        <translation>未加载模型：审阅使用快速识别模型。</translation>
+        <translation type="vanished">未加载模型：审阅使用快速识别模型。</translation>
     </message>
     <message>
         <source>Model: %1 · device %2 · context %3</source>
-        <translation>模型：%1 · 设备 %2 · 上下文 %3</translation>
+        <translation type="vanished">模型：%1 · 设备 %2 · 上下文 %3</translation>
     </message>
     <message>
         <source>Reading</source>
@@ -452,6 +468,96 @@ or choose File ▸ Open</source>
     <message>
         <source>That language is not available.</source>
         <translation>该语言不可用。</translation>
+    </message>
+    <message>
+        <source>Memory this program uses (resident)</source>
+        <translation>本程序占用的内存（常驻）</translation>
+    </message>
+    <message>
+        <source>Fast heads only — no model loaded</source>
+        <translation>仅使用快速识别模型 — 未加载语言模型</translation>
+    </message>
+    <message>
+        <source>Reviews use the built-in clause heads. Choose a model in Model ▸ Model Settings for the language model&apos;s notes.</source>
+        <translation>审阅使用内置的条款识别模型。如需语言模型的意见，请在 模型 ▸ 模型设置 中选择模型。</translation>
+    </message>
+    <message>
+        <source>Device: CPU</source>
+        <translation>设备：CPU</translation>
+    </message>
+    <message>
+        <source>Model: %1 · context %2</source>
+        <translation>模型：%1 · 上下文 %2</translation>
+    </message>
+    <message>
+        <source>CUDA GPU %1</source>
+        <translation>CUDA GPU %1</translation>
+    </message>
+    <message>
+        <source>CPU</source>
+        <translation>CPU</translation>
+    </message>
+    <message numerus="yes">
+        <source>Device: %1 · %n thread(s)</source>
+        <translation type="vanished">
+            <numerusform>设备：%1 · %n 个线程</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Device: %1</source>
+        <translation>设备：%1</translation>
+    </message>
+    <message>
+        <source>Memory: %1</source>
+        <translation>内存：%1</translation>
+    </message>
+    <message>
+        <source>%1 was not opened: it needs its password.</source>
+        <translation>未打开 %1：需要输入其密码。</translation>
+    </message>
+    <message>
+        <source>“%1” is protected by a password.
+Password:</source>
+        <translation>“%1”受密码保护。
+密码：</translation>
+    </message>
+    <message>
+        <source>Password required</source>
+        <translation>需要密码</translation>
+    </message>
+    <message>
+        <source>Password for %1</source>
+        <translation>%1 的密码</translation>
+    </message>
+    <message>
+        <source>That password does not open “%1”. Try again:</source>
+        <translation>该密码无法打开“%1”。请重试：</translation>
+    </message>
+    <message>
+        <source>Review of %1 cancelled.</source>
+        <translation>已取消对 %1 的审阅。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Last review: %n page(s) in %1 s</source>
+        <translation type="vanished">
+            <numerusform>上次审阅：%n 页，用时 %1 秒</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Last review: %1 s</source>
+        <translation>上次审阅：用时 %1 秒</translation>
+    </message>
+    <message>
+        <source>Device: %1 · threads: %2</source>
+        <translation>设备：%1 · 线程数：%2</translation>
+    </message>
+    <message>
+        <source>Last review: 1 page in %1 s</source>
+        <translation>上次审阅：1 页，用时 %1 秒</translation>
+    </message>
+    <message>
+        <source>Last review: %1 pages in %2 s</source>
+        <translation>上次审阅：%1 页，用时 %2 秒</translation>
     </message>
 </context>
 <context>

@@ -70,6 +70,9 @@ private slots:
     void listsNewestFirstWithCountsAndPages();
     void sharesDocumentsAndDeletesOrphans();
     void searchesContractTextAndFindings();
+    void searchesChineseSubstrings();
+    void ranksCommonWordsAmongTheNewestMatches();
+    void fullDiskLosesOnlyTheReviewBeingSaved();
     void editKeepsTheOriginalAndLogsEveryEdit();
     void reportsClearErrors();
     void refusesForeignAndNewerDatabases();
@@ -243,6 +246,111 @@ void HistoryDatabaseTest::searchesContractTextAndFindings()
     QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().message.c_str());
     QCOMPARE(plain->size(), 1);
     QVERIFY(!db->search("   ").ok());
+}
+
+void HistoryDatabaseTest::searchesChineseSubstrings()
+{
+    auto db = openOrFail(m_path);
+    QVERIFY(db);
+    const qint64 english = db->save(testing::sampleReview()).value();
+    Review chinese = testing::sampleReview();
+    chinese.document.path = QStringLiteral("/contracts/保密协议.pdf");
+    chinese.document.sha256 = QStringLiteral("cafe");
+    chinese.document.title = QStringLiteral("保密协议");
+    chinese.document.text = QStringLiteral(
+        "第一条 保密义务\n接收方应对披露方提供的全部保密信息承担保密义务，期限为五年。\n"
+        "第二条 适用法律\n本协议适用中华人民共和国法律。");
+    chinese.findings.resize(1);
+    chinese.findings[0].category = QStringLiteral("Governing Law");
+    chinese.findings[0].text = QStringLiteral("本协议适用中华人民共和国法律。");
+    chinese.findings[0].start = 0;
+    chinese.findings[0].end = 10;
+    const qint64 id = db->save(chinese).value();
+    QVERIFY(id != english);
+
+    // Three or more characters: the trigram index, inside a run of Chinese text.
+    Result<QList<HistorySearchHit>> hits = db->search(QStringLiteral("保密义务"));
+    QVERIFY2(hits.ok(), hits.ok() ? "" : hits.error().message.c_str());
+    QCOMPARE(hits->size(), 1);
+    QCOMPARE(hits->at(0).reviewId, id);
+    QCOMPARE(hits->at(0).where, QStringLiteral("contract"));
+    QVERIFY2(hits->at(0).snippet.contains(QStringLiteral("[保密义务]")), qPrintable(hits->at(0).snippet));
+    // The sample review has a Chinese clause too: its contract and finding match as well.
+    hits = db->search(QStringLiteral("人民共和国"));
+    QCOMPARE(hits->size(), 4);
+    bool finding = false;
+    for (const HistorySearchHit& hit : hits.value()) {
+        QVERIFY2(hit.snippet.contains(QStringLiteral("[人民共和国]")), qPrintable(hit.snippet));
+        finding = finding || (hit.reviewId == id && hit.where == "finding" && hit.findingIndex == 0);
+    }
+    QVERIFY(finding);
+    // One or two characters: LIKE over the newest reviews.
+    hits = db->search(QStringLiteral("法律"));
+    QVERIFY2(hits.ok(), hits.ok() ? "" : hits.error().message.c_str());
+    bool contract = false;
+    for (const HistorySearchHit& hit : hits.value()) {
+        QVERIFY2(hit.snippet.contains(QStringLiteral("[法律]")), qPrintable(hit.snippet));
+        contract = contract || (hit.reviewId == id && hit.where == "contract");
+    }
+    QVERIFY(contract);
+    QVERIFY(hits->size() >= 2); // the contract, its finding (and the sample's Chinese note)
+    QCOMPARE(db->search(QStringLiteral("五年 保密")).value().size(), 1); // all terms required
+    QCOMPARE(db->search(QStringLiteral("租赁")).value().size(), 0);
+    // A Chinese comment on an English finding becomes searchable; deleting removes it.
+    FindingEdit edit;
+    edit.comment = QStringLiteral("客户要求修改管辖法律");
+    QVERIFY(db->editFinding(english, 0, edit).ok());
+    QCOMPARE(db->search(QStringLiteral("管辖法律")).value().size(), 1);
+    QVERIFY(db->remove(id).ok());
+    QVERIFY(db->remove(english).ok());
+    QCOMPARE(db->search(QStringLiteral("人民共和国")).value().size(), 0);
+    QCOMPARE(db->search(QStringLiteral("管辖法律")).value().size(), 0);
+    QCOMPARE(db->integrityCheck().value(), QStringLiteral("ok"));
+    QCOMPARE(scalar(*db, "SELECT count(*) FROM documents_cjk WHERE documents_cjk MATCH '\"保密\"'"), 0);
+}
+
+void HistoryDatabaseTest::ranksCommonWordsAmongTheNewestMatches()
+{
+    auto db = openOrFail(m_path);
+    QVERIFY(db);
+    // 30 reviews whose findings all contain "shall": the limit holds, best ranked first,
+    // and each hit has its snippet.
+    for (int i = 0; i < 30; ++i) {
+        Review r = testing::sampleReview();
+        r.document.sha256 = QString::number(i);
+        r.document.text = QStringLiteral("The supplier shall deliver. ").repeated(i + 1);
+        for (Finding& f : r.findings)
+            f.text = QStringLiteral("The supplier shall pay within %1 days.").arg(i);
+        QVERIFY(db->save(r).ok());
+    }
+    Result<QList<HistorySearchHit>> hits = db->search(QStringLiteral("shall"), 10);
+    QVERIFY(hits.ok());
+    QCOMPARE(hits->size(), 10);
+    for (const HistorySearchHit& hit : hits.value())
+        QVERIFY2(hit.snippet.contains(QStringLiteral("[shall]")), qPrintable(hit.snippet));
+}
+
+void HistoryDatabaseTest::fullDiskLosesOnlyTheReviewBeingSaved()
+{
+    auto db = openOrFail(m_path);
+    QVERIFY(db);
+    const qint64 kept = db->save(testing::sampleReview()).value();
+    // The disk fills up: SQLite may not grow the file past its present size.
+    const qint64 pages = scalar(*db, "PRAGMA page_count");
+    QVERIFY(scalar(*db, QByteArray("PRAGMA max_page_count = " + QByteArray::number(pages)).constData()) > 0);
+    Review big = testing::sampleReview();
+    big.document.sha256 = QStringLiteral("big");
+    big.document.text = QStringLiteral("Delivery terms and conditions. ").repeated(20000);
+    Result<qint64> saved = db->save(big);
+    QVERIFY(!saved.ok());
+    QVERIFY2(errorText(saved.error()).contains(m_path), saved.error().message.c_str());
+    QVERIFY2(errorText(saved.error()).contains(QStringLiteral("full")), saved.error().message.c_str());
+    db.reset();
+    auto reopened = openOrFail(m_path);
+    QVERIFY(reopened);
+    QCOMPARE(reopened->integrityCheck().value(), QStringLiteral("ok"));
+    QCOMPARE(reopened->count().value(), 1);
+    QCOMPARE(reopened->load(kept).value().findings.size(), testing::sampleReview().findings.size());
 }
 
 void HistoryDatabaseTest::editKeepsTheOriginalAndLogsEveryEdit()

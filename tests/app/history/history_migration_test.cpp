@@ -56,6 +56,20 @@ INSERT INTO user_edits (finding_id, edited_at, old_category, new_category, old_r
 UPDATE reviews SET clause_count = 2, finding_count = 2, high = 0, medium = 1, low = 1;
 )sql";
 
+// A Chinese contract as any version stored it (version 4 indexes it for substring search).
+const char* const kChineseRows = R"sql(
+INSERT INTO documents (id, path, sha256, title, pages, format, text, layout)
+    VALUES (2, '/old/租赁合同.pdf', 'def456', '租赁合同', 1, 'pdf',
+            '第一条 租赁期限为三年。第二条 本合同适用中华人民共和国法律。', NULL);
+INSERT INTO reviews (id, document_id, model, playbook, settings, timings, summary, missing,
+                     created_at)
+    VALUES (8, 2, '', 'default', '{}', '{}', '', '[]', 1767312000001);
+INSERT INTO findings (id, review_id, idx, clause_index, category, start, end, page, text,
+                      fields, confidence, risk, rule, rationale, source, needs_human_review)
+    VALUES (3, 8, 0, 0, 'Governing Law', 14, 30, 1, '本合同适用中华人民共和国法律',
+            '{}', 0.9, 'low', '', '', 'fast', 0);
+)sql";
+
 } // namespace
 
 class HistoryMigrationTest : public QObject {
@@ -92,6 +106,7 @@ void HistoryMigrationTest::migratesEveryEarlierVersion()
         QVERIFY(exec(old.value()->handle(), kVersion1Rows));
         if (version >= 2)
             QVERIFY(exec(old.value()->handle(), kVersion2Rows));
+        QVERIFY(exec(old.value()->handle(), kChineseRows));
     }
 
     auto opened = HistoryDatabase::open(path);
@@ -102,8 +117,8 @@ void HistoryMigrationTest::migratesEveryEarlierVersion()
 
     Result<HistoryPage> page = db.list(0, 10);
     QVERIFY(page.ok());
-    QCOMPARE(page->total, 1);
-    const HistoryEntry& entry = page->entries[0];
+    QCOMPARE(page->total, 2);
+    const HistoryEntry& entry = page->entries[1];
     QCOMPARE(entry.id, 7);
     QCOMPARE(entry.title, QStringLiteral("Office Lease"));
     QCOMPARE(entry.clauseCount, 2); // computed by the version 2 migration when absent
@@ -142,6 +157,15 @@ void HistoryMigrationTest::migratesEveryEarlierVersion()
     QVERIFY(hits.ok());
     QCOMPARE(hits->size(), 2); // the contract text and the finding
     QCOMPARE(hits->at(0).reviewId, 7);
+
+    // The trigram index built by the version 4 migration finds Chinese substrings.
+    Result<QList<HistorySearchHit>> chinese = db.search(QStringLiteral("人民共和国"));
+    QVERIFY2(chinese.ok(), chinese.ok() ? "" : chinese.error().message.c_str());
+    QCOMPARE(chinese->size(), 2);
+    QCOMPARE(chinese->at(0).reviewId, 8);
+    QCOMPARE(db.search(QStringLiteral("三年")).value().size(), 1);
+    QVERIFY(db.remove(8).ok());
+    QCOMPARE(db.search(QStringLiteral("人民共和国")).value().size(), 0);
 
     // The migrated database takes new reviews and edits.
     FindingEdit edit;

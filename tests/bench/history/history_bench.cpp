@@ -31,6 +31,10 @@ const char* const kCategories[]
           "Uncapped Liability", "Indemnification", "Non-Compete", "Exclusivity", "Audit Rights",
           "Insurance", "License Grant", "Termination For Convenience", "Anti-Assignment",
           "Warranty Duration", "Confidentiality", "Expiration Date", "Effective Date", "Parties" };
+// Every tenth document is a Chinese contract (searched through the trigram index).
+const char* const kChineseWords[] = { "本协议", "双方", "甲方", "乙方", "应当", "保密义务", "违约责任",
+    "适用法律", "争议解决", "终止", "付款", "期限", "书面通知", "赔偿", "知识产权", "不可抗力", "服务费",
+    "交付", "验收", "保证" };
 const char* const kLaws[] = { "Delaware", "New York", "California", "England", "Ontario", "Texas" };
 
 QString sentence(QRandomGenerator& random, int words)
@@ -42,8 +46,17 @@ QString sentence(QRandomGenerator& random, int words)
     return out.join(' ') + QStringLiteral(". ");
 }
 
+QString chineseSentence(QRandomGenerator& random, int words)
+{
+    QString out;
+    for (int i = 0; i < words; ++i)
+        out += QString::fromUtf8(kChineseWords[random.bounded(int(std::size(kChineseWords)))]);
+    return out + QStringLiteral("。");
+}
+
 cw::Document makeDocument(QRandomGenerator& random, int n)
 {
+    const bool chinese = n % 10 == 9;
     cw::Document d;
     d.path = QStringLiteral("/contracts/agreement-%1.pdf").arg(n);
     d.title = QStringLiteral("Master Services Agreement %1").arg(n);
@@ -54,7 +67,8 @@ cw::Document makeDocument(QRandomGenerator& random, int n)
         d.pages.append(cw::PageInfo { page, QSizeF(612, 792), true });
         for (int line = 0; line < 12; ++line) {
             const qsizetype start = text.size();
-            text += sentence(random, 20 + random.bounded(10));
+            text += chinese ? chineseSentence(random, 12 + random.bounded(6))
+                            : sentence(random, 20 + random.bounded(10));
             if (random.bounded(40) == 0)
                 text += QStringLiteral("This Agreement is governed by the laws of %1. ")
                             .arg(kLaws[random.bounded(int(std::size(kLaws)))]);
@@ -215,8 +229,11 @@ int main(int argc, char** argv)
     (void)db.list(int(first->total) - 100, 100);
     std::printf("history list: last page %.2f ms\n", ms(timer));
 
+    // Selective words and phrases, words found in most findings ("shall", "the"), Chinese
+    // substrings of 3+ characters (trigram index) and of 2 (LIKE over the newest reviews).
     const char* const queries[] = { "indemnify", "\"governed by the laws of\" delaware",
-        "confidential AND breach", "terminat*", "ontario" };
+        "confidential AND breach", "terminat*", "ontario", "shall", "the", "保密义务",
+        "违约责任 赔偿", "甲方", "付款" };
     for (const char* query : queries) {
         std::vector<double> times;
         qsizetype hits = 0;
@@ -226,7 +243,7 @@ int main(int argc, char** argv)
             times.push_back(ms(timer));
             hits = found ? found->size() : -1;
         }
-        std::printf("search %-38s %3lld hits (limit 50): first %.1f ms, median %.1f ms\n", query,
+        std::printf("search %s: %lld hits (limit 50): first %.1f ms, median %.1f ms\n", query,
             static_cast<long long>(hits), times[0], median(times));
     }
 

@@ -2,17 +2,24 @@
 // table fill, select a clause (highlighted on its page), export a report, reopen the review
 // from the history. Screenshots land in the test's build folder (and in
 // resources/screenshots when CW_UPDATE_SCREENSHOTS=1).
+#include "app/desktop/review_queue.h"
 #include "app/history/history_store.h"
+#include "app/ingest/pdf_passwords.h"
+#include "app/render/pdf_page_renderer.h"
 #include "app/report/report_exporter.h"
+#include "tests/app/ingest/hostile_files.h"
 #include "ui/history_dialog.h"
 #include "ui/main_window.h"
+#include "ui/message_bar.h"
 #include "ui/pdf_view.h"
 #include "ui/review_view.h"
+#include "ui/ui_theme.h"
 
 #include <QApplication>
 #include <QDir>
 #include <QDropEvent>
 #include <QFileInfo>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMimeData>
 #include <QProcess>
@@ -21,11 +28,14 @@
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
+#include <csignal>
 #include <qcoro/qcorotask.h>
+#include <sys/resource.h>
 
 namespace {
 
 const QString kSample = QStringLiteral(CW_SOURCE_DIR "/resources/samples/sample-contract.pdf");
+const QString kIngestData = QStringLiteral(CW_TEST_DATA_DIR "/ingest/");
 
 void saveScreenshot(QWidget* widget, const QString& name)
 {
@@ -34,6 +44,29 @@ void saveScreenshot(QWidget* widget, const QString& name)
     QVERIFY(shot.save(QDir(QStringLiteral(CW_TEST_BINARY_DIR)).filePath(name)));
     if (qEnvironmentVariableIntValue("CW_UPDATE_SCREENSHOTS") == 1)
         QVERIFY(shot.save(QStringLiteral(CW_SOURCE_DIR "/resources/screenshots/") + name));
+}
+
+// The password dialog the window opens for an encrypted PDF, once it is up.
+QInputDialog* passwordDialog(QWidget* window)
+{
+    QInputDialog* found = nullptr;
+    (void)QTest::qWaitFor(
+        [&] {
+            for (auto* dialog : window->findChildren<QInputDialog*>(
+                     QStringLiteral("pdfPasswordDialog"))) {
+                if (dialog->isVisible())
+                    found = dialog;
+            }
+            return found != nullptr;
+        },
+        30000);
+    return found;
+}
+
+QString labelText(QWidget* window, const char* name)
+{
+    auto* label = window->findChild<QLabel*>(QLatin1String(name));
+    return label ? label->text() : QString();
 }
 
 template <typename T> T awaited(QCoro::Task<T>&& task)
@@ -81,6 +114,12 @@ private slots:
         QTableView* table = view->table();
         QVERIFY(table->model()->rowCount() > 5);
         QVERIFY(view->review().document.pageCount() == 13);
+        // The status bar: no model is a calm line, memory and the review's speed are shown.
+        QCOMPARE(labelText(&window, "modelStatus"), QStringLiteral("Fast heads only — no model loaded"));
+        QCOMPARE(labelText(&window, "deviceStatus"), QStringLiteral("Device: CPU"));
+        QVERIFY(labelText(&window, "memoryStatus").contains(QStringLiteral("Memory:")));
+        QVERIFY2(labelText(&window, "speedStatus").contains(QStringLiteral("13 pages in")),
+            qPrintable(labelText(&window, "speedStatus")));
 
         // Select the governing-law finding: its clause is highlighted on its page.
         int governing = -1;
@@ -118,6 +157,187 @@ private slots:
         saveScreenshot(&dialog, QStringLiteral("history.png"));
     }
 
+    void darkThemeScreenshot()
+    {
+        cw::ui::applyUiTheme(QStringLiteral("dark"));
+        {
+            cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("dark.sqlite")));
+            window.resize(1400, 900);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            QSignalSpy shown(&window, &cw::ui::MainWindow::reviewShown);
+            window.openContract(kSample);
+            QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
+            cw::ui::ReviewView* view = window.reviewView();
+            for (int i = 0; i < view->review().findings.size(); ++i) {
+                if (view->review().findings[i].category == QLatin1String("Governing Law"))
+                    view->selectFinding(i);
+            }
+            QTest::qWait(1500);
+            QVERIFY(cw::ui::isDarkTheme());
+            saveScreenshot(&window, QStringLiteral("main-window-review-dark.png"));
+        }
+        cw::ui::applyUiTheme(QStringLiteral("light"));
+    }
+
+    void asksForThePasswordOfAnEncryptedPdf()
+    {
+        const QString encrypted = kIngestData + QStringLiteral("encrypted.pdf");
+        cw::PdfPasswords::forget(encrypted);
+        cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("password.sqlite")));
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+
+        // Cancel: a calm notice naming the file, no error and nothing reviewed.
+        QSignalSpy notices(&window, &cw::ui::MainWindow::noticeShown);
+        QSignalSpy errors(&window, &cw::ui::MainWindow::errorShown);
+        window.openContract(encrypted);
+        QInputDialog* dialog = passwordDialog(&window);
+        QVERIFY(dialog);
+        QVERIFY(dialog->labelText().contains(QStringLiteral("encrypted.pdf")));
+        QCOMPARE(dialog->textEchoMode(), QLineEdit::Password);
+        dialog->reject();
+        QVERIFY(notices.wait(10000));
+        QVERIFY(notices.takeFirst().at(0).toString().contains(QStringLiteral("encrypted.pdf")));
+        QCOMPARE(errors.size(), 0);
+        QVERIFY(!window.queue()->isBusy());
+
+        // A wrong password asks again, saying so; the right one reviews the contract and
+        // shows its pages.
+        QSignalSpy shown(&window, &cw::ui::MainWindow::reviewShown);
+        window.openContract(encrypted);
+        dialog = passwordDialog(&window);
+        QVERIFY(dialog);
+        dialog->setTextValue(QStringLiteral("letmein"));
+        dialog->accept();
+        QTRY_VERIFY_WITH_TIMEOUT(passwordDialog(&window)
+                && passwordDialog(&window)->labelText().contains(QStringLiteral("does not open")),
+            30000);
+        saveScreenshot(passwordDialog(&window), QStringLiteral("password-prompt.png"));
+        dialog = passwordDialog(&window);
+        dialog->setTextValue(QStringLiteral("user-pw"));
+        dialog->accept();
+        QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
+        QCOMPARE(errors.size(), 0);
+        cw::ui::ReviewView* view = window.reviewView();
+        QCOMPARE(view->review().document.pageCount(), 5);
+        QVERIFY(view->documentError().isEmpty()); // the pages opened with the same password
+        QVERIFY(view->pdfView()->renderer() && view->pdfView()->renderer()->pageCount() == 5);
+        cw::PdfPasswords::forget(encrypted);
+    }
+
+    void reportsBadInputAndKeepsTheReviewShown_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("corrupt") << kIngestData + QStringLiteral("truncated.pdf")
+                                 << QStringLiteral("not a readable PDF");
+        QTest::newRow("empty") << kIngestData + QStringLiteral("empty.pdf") << QStringLiteral("empty");
+        QTest::newRow("scanned") << kIngestData + QStringLiteral("image-only.pdf")
+                                 << QStringLiteral("OCR");
+        const QString huge = m_dir.filePath(QStringLiteral("huge-scan.pdf"));
+        QVERIFY(cw::testing::writeHugePdf(huge, qint64(300) * 1000 * 1000));
+        QTest::newRow("300 MB") << huge << QStringLiteral("too large");
+        const QString bomb = m_dir.filePath(QStringLiteral("bomb.docx"));
+        QVERIFY(cw::testing::writeZipBomb(bomb, 260));
+        QTest::newRow("zip bomb") << bomb << QStringLiteral("zip bomb");
+        QTest::newRow("missing") << m_dir.filePath(QStringLiteral("gone.pdf"))
+                                 << QStringLiteral("no such file");
+    }
+
+    void reportsBadInputAndKeepsTheReviewShown()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expected);
+        if (!m_badInputWindow) {
+            m_badInputWindow = std::make_unique<cw::ui::MainWindow>(
+                nullptr, m_dir.filePath(QStringLiteral("bad-input.sqlite")));
+            m_badInputWindow->resize(1200, 800);
+            m_badInputWindow->show();
+            QVERIFY(QTest::qWaitForWindowExposed(m_badInputWindow.get()));
+            QSignalSpy shown(m_badInputWindow.get(), &cw::ui::MainWindow::reviewShown);
+            m_badInputWindow->openContract(kIngestData + QStringLiteral("gocall-promotion-agreement.pdf"));
+            QVERIFY2(shown.wait(120000), qPrintable(m_badInputWindow->lastError()));
+        }
+        cw::ui::MainWindow& window = *m_badInputWindow;
+        const cw::Review before = window.reviewView()->review();
+        QSignalSpy errors(&window, &cw::ui::MainWindow::errorShown);
+        window.openContract(file);
+        QVERIFY(errors.wait(60000));
+        const QString message = errors.takeFirst().at(0).toString();
+        QVERIFY2(message.contains(expected), qPrintable(message));
+        QVERIFY2(message.contains(QFileInfo(file).fileName()), qPrintable(message));
+        auto* bar = window.findChild<cw::ui::MessageBar*>(QStringLiteral("messageBar"));
+        QVERIFY(bar && bar->text() == message);
+        // The review that was on screen is still there, and so is its history entry.
+        QCOMPARE(window.reviewView()->review().document.path, before.document.path);
+        QCOMPARE(window.reviewView()->review().findings.size(), before.findings.size());
+        QCOMPARE(window.reviewView()->review().id, before.id);
+        if (QTest::currentDataTag() == QLatin1String("scanned")) {
+            QTest::qWait(1500); // the earlier contract's pages render again
+            saveScreenshot(&window, QStringLiteral("message-bar-scanned.png"));
+        }
+    }
+
+    void fullDiskExportKeepsThePreviousReport()
+    {
+        QVERIFY(m_badInputWindow);
+        cw::ui::MainWindow& window = *m_badInputWindow;
+        const QString out = m_dir.filePath(QStringLiteral("gocall-review.pdf"));
+        QFile previous(out);
+        QVERIFY(previous.open(QIODevice::WriteOnly));
+        previous.write("yesterday's report");
+        previous.close();
+        QSignalSpy errors(&window, &cw::ui::MainWindow::errorShown);
+        // The disk fills up: no file of this process may grow past 8 KB, and the signal that
+        // would kill it is ignored, so writes fail with EFBIG as on a full disk.
+        rlimit saved {};
+        QVERIFY(getrlimit(RLIMIT_FSIZE, &saved) == 0);
+        auto* oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+        rlimit tiny = saved;
+        tiny.rlim_cur = 8 * 1024;
+        QVERIFY(setrlimit(RLIMIT_FSIZE, &tiny) == 0);
+        const bool exported = awaited(window.exportCurrent(out, QStringLiteral("pdf")));
+        setrlimit(RLIMIT_FSIZE, &saved);
+        std::signal(SIGXFSZ, oldHandler);
+        QVERIFY(!exported);
+        QCOMPARE(errors.size(), 1);
+        QVERIFY2(errors.at(0).at(0).toString().contains(out), qPrintable(errors.at(0).at(0).toString()));
+        QVERIFY(previous.open(QIODevice::ReadOnly));
+        QCOMPARE(previous.readAll(), QByteArray("yesterday's report"));
+        previous.close();
+        // With space again the same export works.
+        QVERIFY(awaited(window.exportCurrent(out, QStringLiteral("pdf"))));
+        QVERIFY(QFileInfo(out).size() > 1000);
+        m_badInputWindow.reset();
+    }
+
+    void rendersPagesAtTheDevicePixelRatio()
+    {
+        cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("hidpi.sqlite")));
+        window.resize(1200, 800);
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy shown(&window, &cw::ui::MainWindow::reviewShown);
+        window.openContract(kSample);
+        QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
+        cw::ui::PdfView* pdf = window.reviewView()->pdfView();
+        QSignalSpy painted(pdf, &cw::ui::PdfView::pageShown);
+        pdf->viewport()->update();
+        QTRY_VERIFY_WITH_TIMEOUT(pdf->renderer()->page(0, pdf->renderDpi()).width() > 1, 10000);
+        // One image pixel per device pixel: the page image is as wide as the page on screen
+        // times the device pixel ratio (within the cache's rounding of the resolution).
+        const double dpr = pdf->devicePixelRatioF();
+        const double onScreen = pdf->renderer()->pageSizePt(0).width() * pdf->pixelsPerPoint() * dpr;
+        const double image = pdf->renderer()->page(0, pdf->renderDpi()).width();
+        QVERIFY2(std::abs(image - onScreen) / onScreen < 0.05,
+            qPrintable(QStringLiteral("image %1 px, page on screen %2 device px").arg(image).arg(onScreen)));
+        QTest::qWait(500);
+        if (dpr > 1.5)
+            saveScreenshot(pdf, QStringLiteral("pdf-view-hidpi.png"));
+    }
+
     void reportsAnUnreadableFileInTheWindow()
     {
         cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("errors.sqlite")));
@@ -136,6 +356,7 @@ private slots:
 
 private:
     QTemporaryDir m_dir;
+    std::unique_ptr<cw::ui::MainWindow> m_badInputWindow;
 };
 
 QTEST_MAIN(MainWindowTest)
