@@ -1,5 +1,8 @@
 #pragma once
 
+#include "app/heads/governing_law.h"
+#include "app/heads/located.h"
+
 #include <QDate>
 #include <QJsonObject>
 #include <QList>
@@ -8,28 +11,11 @@
 
 namespace cw::heads {
 
-// A value found in the text with its span [start, end) in UTF-16 offsets.
-template <typename T> struct Located {
-    T value;
-    qsizetype start = 0;
-    qsizetype end = 0;
-};
-
 // Dates written "June 21, 1999", "21 June 1999", "22 Dec. 2017", "the 20th day of March,
 // 2018", "6/21/1999", "2019-10-01", within [from, to) of text.
 QList<Located<QDate>> findDates(const QString& text, qsizetype from = 0, qsizetype to = -1);
 // CUAD's normalised date answers ("6/21/99", "10/1/2019"); nothing for partial dates.
 std::optional<QDate> parseShortDate(const QString& answer);
-
-// Governing law: the jurisdiction named in "governed by ... the laws of the State of X"
-// normalised to a US state, a Canadian province or a country ("New York", "Ontario,
-// Canada", "England and Wales", "China"). Empty when none is named.
-QList<Located<QString>> findGoverningLaw(
-    const QString& text, qsizetype from = 0, qsizetype to = -1);
-// The canonical name of a jurisdiction written any usual way; empty if unknown.
-QString normaliseJurisdiction(const QString& name);
-// True when a CUAD governing-law answer ("Massachusetts; Netherlands") names `law`.
-bool jurisdictionMatches(const QString& answer, const QString& law);
 
 // The contract's title: the first line of the opening that names an agreement.
 std::optional<Located<QString>> findDocumentName(const QString& text);

@@ -4,6 +4,7 @@
 #include "app/heads/cuad_classifier.h"
 #include "app/heads/document_findings.h"
 #include "app/heads/field_extractors.h"
+#include "app/heads/governing_law.h"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -40,30 +41,45 @@ QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
     }
     findings.append(documentLevelFindings(text));
     addFindingFields(findings);
-    // Governing law named outside the classified sentences ("... shall be construed under
-    // Texas law" in a miscellaneous clause): look for it when the classifier found none.
-    if (governingLawOf(findings).isEmpty()) {
-        static const QRegularExpression cue(
-            QStringLiteral("govern|constru|interpret"), QRegularExpression::CaseInsensitiveOption);
-        for (const ClauseCandidate& c : candidates) {
-            const QString sentence = text.mid(c.start, c.end - c.start);
-            if (!cue.match(sentence).hasMatch())
+    // The governing law is a fact about the whole contract: the sentence that states it
+    // best wins, whether or not the classifier picked it, and carries the law.
+    const int lawIndex = model.categoryIndex(QStringLiteral("Governing Law"));
+    std::vector<float> lawScores;
+    if (lawIndex >= 0) {
+        for (const auto& row : scores)
+            lawScores.push_back(row[size_t(lawIndex)]);
+    }
+    const GoverningLawChoice choice = chooseGoverningLaw(text, candidates, lawScores);
+    if (!choice.law.isEmpty()) {
+        const ClauseCandidate& c = candidates[choice.candidate];
+        bool placed = false;
+        bool classified = false;
+        for (Finding& f : findings) {
+            if (f.category != QLatin1String("Governing Law"))
                 continue;
-            const auto laws = findGoverningLaw(sentence);
-            if (laws.isEmpty())
-                continue;
+            classified = true;
+            if (f.start == c.start && f.end == c.end) {
+                f.fields["law"] = choice.law;
+                f.fields["governing"] = true;
+                placed = true;
+            }
+        }
+        if (!placed && (classified || choice.strength >= 1.0)) {
             Finding f;
-            f.category = "Governing Law";
+            f.category = QStringLiteral("Governing Law");
             f.start = c.start;
             f.end = c.end;
-            f.text = sentence;
+            f.text = text.mid(c.start, c.end - c.start);
             f.clauseIndex = c.clauseIndex;
-            f.confidence = 0.6;
-            f.source = "fast";
-            f.rationale = "names the law that governs the contract";
-            f.fields["law"] = laws.front().value;
+            f.confidence = lawIndex >= 0 ? double(lawScores[size_t(choice.candidate)]) : 0.6;
+            f.source = QStringLiteral("fast");
+            f.rationale = QStringLiteral("names the law that governs the contract");
+            const QJsonObject more = fieldsForFinding(f.category, f.text);
+            for (auto it = more.begin(); it != more.end(); ++it)
+                f.fields.insert(it.key(), it.value());
+            f.fields["law"] = choice.law;
+            f.fields["governing"] = true;
             findings.append(f);
-            break;
         }
     }
     return findings;
@@ -74,7 +90,11 @@ QString governingLawOf(const QList<Finding>& findings)
     double best = -1.0;
     QString law;
     for (const Finding& f : findings) {
-        if (f.category == "Governing Law" && f.fields.contains("law") && f.confidence > best) {
+        if (f.category != QLatin1String("Governing Law") || !f.fields.contains("law"))
+            continue;
+        if (f.fields.value("governing").toBool())
+            return f.fields.value("law").toString();
+        if (f.confidence > best) {
             best = f.confidence;
             law = f.fields.value("law").toString();
         }

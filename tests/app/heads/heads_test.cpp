@@ -105,10 +105,6 @@ private slots:
         QCOMPARE(law("This Agreement shall be governed by the laws of the State of New York, "
                      "without regard"),
             QString("New York"));
-        QEXPECT_FAIL("",
-            "known gap: 'in accordance with the law of X' after 'governed by and construed' is "
-            "missed",
-            Continue);
         QCOMPARE(law("governed by and construed in accordance with the law of England and Wales"),
             QString("England and Wales"));
         QCOMPARE(law("ABC, a corporation organized under the laws of the State of Delaware, and"),
@@ -118,9 +114,41 @@ private slots:
             QString("California"));
         QCOMPARE(law("governed by the laws of the People's Republic of China"), QString("China"));
         QCOMPARE(law("THE LAWS OF THE PROVINCE OF ONTARIO"), QString("Ontario, Canada"));
+        QCOMPARE(law("This Agreement is governed by English law."), QString("England"));
+        QCOMPARE(law("shall be subject to the application of the Italian Law"), QString("Italy"));
+        // OCR text: words run together and letters misread.
+        QCOMPARE(law("governed by the laws ofthe State ofTexas and"), QString("Texas"));
+        QCOMPARE(
+            law("CONSTRUED IN ACCORDANCE WITH THE LAWS OF THE SIATE OF TEXAS."), QString("Texas"));
+        QCOMPARE(law("governed by the laws of the United States of America and of the "
+                     "Commonwealth of Pennsylvania as applied to agreements"),
+            QString("Pennsylvania"));
+        QCOMPARE(law("pursuant to the laws of the R.O.C."), QString("Taiwan"));
+        QCOMPARE(law("governed by the laws of the State of New York, without giving effect to "
+                     "any rule that would apply the laws of the State of Delaware"),
+            QString("New York"));
         QVERIFY(jurisdictionMatches("England; Wales", "England and Wales"));
         QVERIFY(jurisdictionMatches("Ontario, Canada", "Ontario, Canada"));
         QVERIFY(!jurisdictionMatches("Delaware", "New York"));
+    }
+
+    // A venue clause naming one state must not outvote the clause that says which law governs.
+    void choosesTheGoverningLawClauseOverVenue()
+    {
+        const QString text = QStringLiteral(
+            "12. Venue. Any action shall be brought in the courts of the State of California.\n\n"
+            "13. Governing Law. This Agreement shall be governed by the laws of the State of "
+            "Delaware.\n\n14. Notices. Notices go to ABC, Inc., a corporation organized under "
+            "the laws of the State of Nevada.\n");
+        const auto candidates = buildCandidates(text, {});
+        const GoverningLawChoice choice = chooseGoverningLaw(text, candidates, {});
+        QCOMPARE(choice.law, QString("Delaware"));
+        QVERIFY(choice.strength >= 1.0);
+        QVERIFY(text.mid(candidates[choice.candidate].start).startsWith("This Agreement"));
+        QCOMPARE(chooseGoverningLaw(QStringLiteral("No law is named here."),
+                     buildCandidates(QStringLiteral("No law is named here."), {}), {})
+                     .candidate,
+            -1);
     }
 
     void readsPartiesDurationsAmounts()
