@@ -136,6 +136,12 @@ Result<SynthSummary> convertHfToGguf(const std::string& from, const std::string&
     if (model->tokenizer.tokenizerJsonPath.empty())
         return makeError(folder.string() + ": no tokenizer.json to convert the vocabulary from");
     const bool qwen35 = h.architecture == Architecture::Qwen35Moe;
+    // llama.cpp's qwen35moe has one ssm.state_size for the key and the value head size.
+    if (qwen35 && h.linearKeyHeadDim != h.linearValueHeadDim)
+        return makeError(from + ": linear_key_head_dim (" + std::to_string(h.linearKeyHeadDim)
+            + ") differs from linear_value_head_dim (" + std::to_string(h.linearValueHeadDim)
+            + "); a qwen35moe GGUF file has one ssm.state_size for both, so this model cannot "
+              "be converted (load the Hugging Face folder directly)");
     auto vocabulary = vocabularyFromTokenizerJson(model->tokenizer.tokenizerJsonPath,
         model->tokenizer.tokenizerConfigPath, h.vocabSize, qwen35 ? "qwen35" : "qwen2");
     if (!vocabulary)

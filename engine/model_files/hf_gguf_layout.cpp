@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 namespace cw::engine {
@@ -94,7 +95,9 @@ bool looksSpecial(const std::string& token)
 
 constexpr std::int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
 
-std::int64_t interval(const HyperParameters& h)
+// The full_attention_interval llama.cpp writes, when the layer pattern is one (layer i is
+// full attention exactly when (i + 1) % interval == 0); nullopt for other patterns.
+std::optional<std::int64_t> interval(const HyperParameters& h)
 {
     for (std::int64_t k = 1; k <= h.numLayers; ++k) {
         bool matches = true;
@@ -104,7 +107,7 @@ std::int64_t interval(const HyperParameters& h)
         if (matches)
             return k;
     }
-    return 4;
+    return std::nullopt;
 }
 
 } // namespace
@@ -234,6 +237,11 @@ void setGgufHyperParameters(GgufWriter& w, const HyperParameters& h, const GgufM
     w.setUint32(key(gguf::kAttentionValueLength), std::uint32_t(h.headDim));
     w.setUint32(std::string(gguf::kGeneralFileType), facts.fileType);
     w.setUint32(key(gguf::kExpertFeedForwardLength), std::uint32_t(h.expertFfnSize));
+    // llama.cpp's qwen3moe always renormalises the top-k weights and its converter writes no
+    // key; a model trained without renormalisation says so with the key other MoE
+    // architectures use, so our loader computes it as transformers does.
+    if (h.architecture == Architecture::Qwen3Moe && !h.normTopkProb)
+        w.setBool(key(gguf::kExpertWeightsNorm), false);
     if (h.architecture == Architecture::Qwen35Moe) {
         w.setUint32(
             key(gguf::kExpertSharedFeedForwardLength), std::uint32_t(h.sharedExpertFfnSize));
@@ -243,7 +251,17 @@ void setGgufHyperParameters(GgufWriter& w, const HyperParameters& h, const GgufM
         w.setUint32(key(gguf::kSsmTimeStepRank), std::uint32_t(h.linearNumValueHeads));
         w.setUint32(
             key(gguf::kSsmInnerSize), std::uint32_t(h.linearValueHeadDim * h.linearNumValueHeads));
-        w.setUint32(key(gguf::kFullAttentionInterval), std::uint32_t(interval(h)));
+        // llama.cpp's qwen35moe knows only the interval. Another pattern (a full-attention
+        // first layer) is written as the per-layer array our loader reads first; llama.cpp
+        // would ignore it and compute the interval's pattern, so such files are ours alone.
+        if (const auto every = interval(h)) {
+            w.setUint32(key(gguf::kFullAttentionInterval), std::uint32_t(*every));
+        } else {
+            std::vector<std::int32_t> recurrent;
+            for (const LayerKind kind : h.layerKinds)
+                recurrent.push_back(kind == LayerKind::GatedDeltaNet ? 1 : 0);
+            w.setInt32Array(key(gguf::kAttentionRecurrentLayers), recurrent);
+        }
         w.setUint32(key(gguf::kRopeDimensionCount), std::uint32_t(h.ropeDim));
     }
     w.setUint32(std::string(gguf::kGeneralQuantizationVersion), 2);

@@ -3,10 +3,10 @@
 
 Run on a machine with torch, transformers 5.x, tokenizers and safetensors (the accelerator
 machine): it trains a small byte-level BPE tokenizer with Qwen's pre-tokenizer and special
-tokens, builds tiny random-weight models with transformers' own classes (several shapes of
-qwen3_moe and qwen3_5_moe), saves them as Hugging Face folders in bf16, and writes reference
-logits computed in float32 from the bf16 weights (upcast), greedy continuations and chat
-template renderings.
+tokens, builds tiny models with transformers' own classes (several shapes of qwen3_moe and
+qwen3_5_moe) from random weights trained for a few hundred steps on the same text, saves them
+as Hugging Face folders in bf16, and writes reference logits computed in float32 from the bf16
+weights (upcast), greedy continuations and chat template renderings.
 
     python3 tests/golden/make_golden.py --out DIR
 
@@ -264,6 +264,58 @@ def randomise(model, zero_centred, seed):
         model.tie_weights()
 
 
+TRAIN_STEPS = 800
+TRAIN_WINDOW = 128
+TRAIN_BATCH = 8
+
+
+def round_to_bf16(model):
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(p.to(torch.bfloat16).to(p.dtype))
+
+
+def train_briefly(model, train_ids, seed):
+    """A few hundred Adam steps on the corpus. Untrained random models predict almost
+    uniformly, so the top token is decided by margins smaller than any quantization error and
+    a Q8_0 agreement check measures noise; trained models, like real ones, have peaked
+    next-token distributions. Returns the first and last training loss."""
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model.to(device).train()
+    g = torch.Generator().manual_seed(seed)
+    data = torch.tensor(train_ids, dtype=torch.long)
+    opt = torch.optim.Adam(model.parameters(), lr=3e-3)
+    losses = []
+    for _ in range(TRAIN_STEPS):
+        starts = torch.randint(0, len(data) - TRAIN_WINDOW, (TRAIN_BATCH,), generator=g)
+        batch = torch.stack([data[s : s + TRAIN_WINDOW] for s in starts.tolist()]).to(device)
+        loss = model(input_ids=batch, labels=batch, use_cache=False).loss
+        if not torch.isfinite(loss):
+            raise RuntimeError(f"training diverged at step {len(losses)}")
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        losses.append(float(loss))
+    model.to("cpu").float().eval()
+    round_to_bf16(model)
+    if getattr(model.config, "tie_word_embeddings", False):
+        model.tie_weights()
+    return losses[0], losses[-1]
+
+
+def margin_stats(model, prompts):
+    """Top-1 margins at every position of every prompt: how decisive the reference is."""
+    margins = []
+    for ids in prompts:
+        logits = full_logits(model, ids)
+        top2 = np.sort(logits, axis=-1)[:, -2:]
+        margins.extend((top2[:, 1] - top2[:, 0]).tolist())
+    m = np.array(margins)
+    return {"positions": int(m.size), "median": float(np.median(m)),
+            "below_0.05": int((m < 0.05).sum()), "below_0.5": int((m < 0.5).sum())}
+
+
 def set_eager(model):
     try:
         model.set_attn_implementation("eager")
@@ -282,6 +334,23 @@ def stored_positions(n):
         return list(range(n))
     pos = set(range(16)) | set(range(16, n - 32, 13)) | set(range(n - 32, n))
     return sorted(pos)
+
+
+def build_training_ids(tokenizer, texts):
+    """The corpus and a few chat exchanges in the model's template, one token stream."""
+    corpus = tokenizer.encode("\n\n".join(texts), add_special_tokens=False)
+    exchanges = [
+        ("Which law governs this licence?", "The licence does not name a governing law."),
+        ("What is the notice period?", "Ninety days' written notice."),
+        ("Summarise clause 4.", "Clause 4 grants a copyright licence."),
+    ]
+    chat_ids = []
+    for question, answer in exchanges * 8:
+        text = tokenizer.apply_chat_template(
+            [{"role": "user", "content": question}, {"role": "assistant", "content": answer}],
+            tokenize=False)
+        chat_ids.extend(tokenizer.encode(text, add_special_tokens=False))
+    return corpus + chat_ids
 
 
 def build_prompts(tokenizer, texts):
@@ -373,7 +442,7 @@ def list_keys(folder):
     return keys
 
 
-def build_qwen3(name, s, seed, out, tok_dir, prompts, summary):
+def build_qwen3(name, s, seed, out, tok_dir, prompts, train_ids, summary):
     from transformers import Qwen3MoeForCausalLM
 
     cfg = make_qwen3_config(s)
@@ -381,6 +450,8 @@ def build_qwen3(name, s, seed, out, tok_dir, prompts, summary):
     model = Qwen3MoeForCausalLM(cfg).float().eval()
     set_eager(model)
     randomise(model, zero_centred=False, seed=seed)
+    summary["training"][name] = train_briefly(model, train_ids, seed)
+    summary["margins"][name] = margin_stats(model, prompts)
     folder = os.path.join(out, "models", name)
     save_bf16(model, folder, tok_dir)
     diff = check_reload(Qwen3MoeForCausalLM, folder, model, prompts[2])
@@ -390,7 +461,7 @@ def build_qwen3(name, s, seed, out, tok_dir, prompts, summary):
     log(name, "ok, reload diff", diff)
 
 
-def build_qwen35(name, s, seed, out, tok_dir, prompts, summary):
+def build_qwen35(name, s, seed, out, tok_dir, prompts, train_ids, summary):
     from transformers import Qwen3_5MoeForCausalLM
 
     cfg = make_qwen35_text_config(s)
@@ -398,6 +469,8 @@ def build_qwen35(name, s, seed, out, tok_dir, prompts, summary):
     model = Qwen3_5MoeForCausalLM(cfg).float().eval()
     set_eager(model)
     randomise(model, zero_centred=True, seed=seed)
+    summary["training"][name] = train_briefly(model, train_ids, seed)
+    summary["margins"][name] = margin_stats(model, prompts)
     folder = os.path.join(out, "models", name)
     save_bf16(model, folder, tok_dir)
     diff = check_reload(Qwen3_5MoeForCausalLM, folder, model, prompts[2])
@@ -448,7 +521,7 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     out = args.out
     os.makedirs(out, exist_ok=True)
-    summary = {"ok": [], "failed": {}, "keys": {}}
+    summary = {"ok": [], "failed": {}, "keys": {}, "training": {}, "margins": {}}
     import transformers
 
     summary["versions"] = {"torch": torch.__version__, "transformers": transformers.__version__}
@@ -458,11 +531,12 @@ def main():
     MODEL_EOS = tokenizer.convert_tokens_to_ids("<|im_end|>")
     MODEL_PAD = tokenizer.convert_tokens_to_ids("<|endoftext|>")
     prompts = build_prompts(tokenizer, texts)
+    train_ids = build_training_ids(tokenizer, texts)
     summary["prompt_lengths"] = [len(p) for p in prompts]
 
     for i, (name, s) in enumerate(QWEN3_SHAPES.items()):
         try:
-            build_qwen3(name, s, 1000 + i, out, tok_dir, prompts, summary)
+            build_qwen3(name, s, 1000 + i, out, tok_dir, prompts, train_ids, summary)
             summary["ok"].append(name)
         except Exception:
             summary["failed"][name] = traceback.format_exc()
@@ -470,7 +544,7 @@ def main():
     first = None
     for i, (name, s) in enumerate(QWEN35_SHAPES.items()):
         try:
-            model, cfg = build_qwen35(name, s, 2000 + i, out, tok_dir, prompts, summary)
+            model, cfg = build_qwen35(name, s, 2000 + i, out, tok_dir, prompts, train_ids, summary)
             summary["ok"].append(name)
             if first is None:
                 first = (model, cfg)

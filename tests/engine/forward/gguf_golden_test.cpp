@@ -23,7 +23,23 @@ struct Comparison {
     double worst = 0.0;
     int agree = 0;
     int total = 0;
+    std::vector<float> missedMargins; // the reference's top-1 margin where the top tokens differ
 };
+
+// How far the reference's best logit is ahead of its second best.
+float topMargin(const float* logits, std::int64_t n)
+{
+    float best = -INFINITY, second = -INFINITY;
+    for (std::int64_t v = 0; v < n; ++v) {
+        if (logits[v] > best) {
+            second = best;
+            best = logits[v];
+        } else if (logits[v] > second) {
+            second = logits[v];
+        }
+    }
+    return best - second;
+}
 
 std::string referenceOf(const std::string& name)
 {
@@ -67,8 +83,11 @@ Comparison compare(const std::string& name, const std::string& mix)
             const float* theirs = ref->data.data() + std::int64_t(r) * V;
             for (std::int64_t v = 0; v < V; ++v)
                 c.worst = std::max(c.worst, double(std::fabs(mine[v] - theirs[v])));
-            c.agree += (std::max_element(mine, mine + V) - mine)
+            const bool same = (std::max_element(mine, mine + V) - mine)
                 == (std::max_element(theirs, theirs + V) - theirs);
+            c.agree += same;
+            if (!same)
+                c.missedMargins.push_back(topMargin(theirs, V));
             ++c.total;
         }
     }
@@ -94,21 +113,47 @@ TEST_P(ConvertedGguf, bf16FileGivesTheTransformersLogits)
     EXPECT_LE(c.worst, 1e-3 * maxAbsLogit(GetParam()));
 }
 
-TEST_P(ConvertedGguf, q8_0FileAgreesOnTheTopToken)
+// Every golden shape a GGUF file can hold: qwen3_moe_b (norm_topk_prob false) carries
+// expert_weights_norm = false, qwen3_5_moe_b (full-attention first layer) the per-layer
+// recurrent array; qwen3_5_moe_c (key head dim 16, value head dim 32) cannot be written.
+const std::vector<std::string> kShapes = { "qwen3_moe_a", "qwen3_moe_b", "qwen3_moe_c",
+    "qwen3_5_moe_a", "qwen3_5_moe_a_published", "qwen3_5_moe_b" };
+
+INSTANTIATE_TEST_SUITE_P(AllShapes, ConvertedGguf, ::testing::ValuesIn(kShapes));
+
+// The bar, top-1 agreement of Q8_0 files with the bf16 reference >= 99 %, over the
+// stored positions of all shapes together (the published copy of qwen3_5_moe_a left out of
+// the sum, it holds the same weights). Each shape alone must reach 98 %: in the smallest
+// model (qwen3_moe_a, hidden 64) Q8_0 moves logits by ~0.1-0.2, enough to flip a few
+// positions whose reference margins are that small; the misses are printed with them.
+TEST(ConvertedGgufQ8_0, agreesOnTheTopTokenWithTheBf16Reference)
 {
-    const auto c = compare(GetParam(), "q8_0");
-    ASSERT_GT(c.total, 0);
-    std::printf("%s Q8_0 GGUF: top-1 agreement %d / %d (%.1f %%)\n", GetParam().c_str(), c.agree,
-        c.total, 100.0 * c.agree / c.total);
-    EXPECT_GE(c.agree, 0.8 * c.total); // see q8_0_test.cpp for why not 99 % on these tiny models
+    int agree = 0, total = 0;
+    for (const auto& name : kShapes) {
+        const auto c = compare(name, "q8_0");
+        ASSERT_GT(c.total, 0) << name;
+        std::printf("%s Q8_0 GGUF: top-1 agreement %d / %d (%.1f %%)\n", name.c_str(), c.agree,
+            c.total, 100.0 * c.agree / c.total);
+        for (const float margin : c.missedMargins)
+            std::printf("  differs where the reference's top-1 margin is %.4f\n", margin);
+        EXPECT_GE(c.agree, 0.98 * c.total) << name;
+        if (name != "qwen3_5_moe_a_published") {
+            agree += c.agree;
+            total += c.total;
+        }
+    }
+    std::printf("all shapes Q8_0 GGUF: top-1 agreement %d / %d (%.2f %%)\n", agree, total,
+        100.0 * agree / total);
+    EXPECT_GE(agree, 0.99 * total);
 }
 
-// The shapes a llama.cpp GGUF file can hold. Not here, with what happens today:
-//  - qwen3_moe_b (norm_topk_prob false): the GGUF model renormalises the top-k weights
-//    (llama.cpp's qwen3moe always does), logits differ by up to 8.5;
-//  - qwen3_5_moe_b (layers full/linear/full): the file does not record the layer pattern in a
-//    form the loader reads, which then looks for attn_qkv in the full-attention layer 0;
-//  - qwen3_5_moe_c (key head dim 16, value head dim 32): llama.cpp has one ssm.state_size for
-//    both, the loader refuses the file.
-INSTANTIATE_TEST_SUITE_P(AllShapes, ConvertedGguf,
-    ::testing::Values("qwen3_moe_a", "qwen3_moe_c", "qwen3_5_moe_a", "qwen3_5_moe_a_published"));
+TEST(ConvertedGgufRefusal, differentKeyAndValueHeadSizesAreRefusedByName)
+{
+    const auto out = std::filesystem::path(CW_TEST_BINARY_DIR) / "qwen3_5_moe_c.refused.gguf";
+    auto converted
+        = cw::engine::convertHfToGguf(kGolden + "/models/qwen3_5_moe_c", out.string(), "bf16");
+    ASSERT_FALSE(converted.ok());
+    EXPECT_NE(converted.error().message.find("linear_key_head_dim (16)"), std::string::npos)
+        << converted.error().message;
+    EXPECT_FALSE(std::filesystem::exists(out));
+}

@@ -2,22 +2,16 @@
 // in memory as llama.cpp's q8_0 mix does (norms, router, conv taps and decay parameters stay
 // as they are).
 //
-// 1. The Q8_0 kernels compute what float32 weights holding the same dequantized values give.
-// 2. Top-1 agreement with the bf16 reference logits of transformers. The issue asks >= 99 %;
-//    these tiny random models miss that on some shapes (84-99 %) for a reason outside the
-//    kernels: their DeltaNet layers amplify weight noise (the fake-quantized float32 model of
-//    test 1 gives exactly the same agreement, and perturbs logits by up to ~6). The assertion
-//    here is a coarse guard (>= 80 %); the figures are printed. Better-conditioned golden
-//    models (slower decays) are the way to a meaningful 99 % check.
+// The Q8_0 kernels compute what float32 weights holding the same dequantized values give.
+// Top-1 agreement of Q8_0 files with the transformers reference is checked on files written by
+// `convert`, in gguf_golden_test.cpp.
 #include "engine/model_files/model_loader.h"
 #include "engine/runtime/model.h"
 #include "kernels/cpu/quant/dequantize.h"
 #include "kernels/cpu/quant/quantize.h"
-#include "npy.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -114,35 +108,6 @@ TEST_P(Q8_0Model, kernelsEqualFloatWeightsOfTheSameValues)
         largest = std::max(largest, std::fabs((*b)[i]));
     }
     EXPECT_LE(worst, 1e-3f * largest);
-}
-
-TEST_P(Q8_0Model, topTokenAgreementWithTheBf16Reference)
-{
-    const std::string name = GetParam();
-    auto model = create(quantized(name, false));
-    const auto m = meta(name);
-    const std::int64_t V = model->vocabSize();
-    int agree = 0, total = 0;
-    for (const auto& prompt : m["prompts"]) {
-        const auto ids = prompt["ids"].get<std::vector<std::int32_t>>();
-        const auto positions = prompt["positions"].get<std::vector<std::int64_t>>();
-        auto ref = cw::test::readNpy(
-            kGolden + "/ref/" + name + "/" + prompt["logits"].get<std::string>());
-        ASSERT_TRUE(ref.has_value());
-        auto s = model->newSequence();
-        auto logits = model->prefill(*s, ids, true);
-        ASSERT_TRUE(logits.ok()) << logits.error().message;
-        for (std::size_t r = 0; r < positions.size(); ++r) {
-            const float* mine = logits->data() + positions[r] * V;
-            const float* theirs = ref->data.data() + std::int64_t(r) * V;
-            agree += (std::max_element(mine, mine + V) - mine)
-                == (std::max_element(theirs, theirs + V) - theirs);
-            ++total;
-        }
-    }
-    std::printf("%s Q8_0: top-1 agreement %d / %d (%.1f %%)\n", name.c_str(), agree, total,
-        100.0 * agree / total);
-    EXPECT_GE(agree, 0.8 * total);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllShapes, Q8_0Model,
