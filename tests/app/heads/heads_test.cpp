@@ -2,10 +2,12 @@
 // was not trained on (tests/data/heads/heldout.jsonl.xz), and the plugin host.
 #include "app/heads/builtin_heads.h"
 #include "app/heads/clause_candidates.h"
+#include "app/heads/clause_thresholds.h"
 #include "app/heads/cuad_classifier.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/heads/field_extractors.h"
 #include "app/heads/heads_evaluation.h"
+#include "app/heads/presence_cues.h"
 #include "app/plugins/plugin_host.h"
 
 #include <QFile>
@@ -38,6 +40,7 @@ private slots:
         c.category = "Governing Law";
         c.bias = -1.5f;
         c.presenceThreshold = 0.4f;
+        c.cueThreshold = 0.1f;
         c.indices = { 3, 70, 900 };
         c.weights = { 0.5f, -2.0f, 1.25f };
         const ClauseModel model(12, { c });
@@ -45,6 +48,7 @@ private slots:
         QVERIFY(back.ok());
         QCOMPARE(back->categories().size(), 1);
         QCOMPARE(back->categories()[0].weights, c.weights);
+        QCOMPARE(back->categories()[0].cueThreshold, 0.1f);
         FeatureVector v { { 70, 900 }, 0.5f };
         std::vector<float> a, b;
         model.score(v, a);
@@ -63,6 +67,74 @@ private slots:
         QVERIFY(!bad.ok());
         QVERIFY(QString::fromStdString(bad.error().message).contains("cut.cwm"));
         QVERIFY(!ClauseModel::deserialize("garbage", "g").ok());
+    }
+
+    void cuesFindTheCandidatesThatHoldThem()
+    {
+        const QString text = QStringLiteral(
+            "The Supplier shall deliver the goods. The Supplier shall offer prices no less "
+            "favorable than those it offers any other customer. Licensee covenants not to sue "
+            "Licensor. Fees are due monthly.");
+        const auto candidates = buildCandidates(text, {});
+        QCOMPARE(candidates.size(), 4);
+        QCOMPARE(cueCandidates("Most Favored Nation", text, candidates), std::vector<int> { 1 });
+        QCOMPARE(cueCandidates("Covenant Not To Sue", text, candidates), std::vector<int> { 2 });
+        QVERIFY(cueCandidates("Insurance", text, candidates).empty());
+        QVERIFY(hasPresenceCue("Liquidated Damages"));
+        QVERIFY(!hasPresenceCue("Document Name"));
+        QVERIFY(cueCandidates("Document Name", text, candidates).empty());
+    }
+
+    // A candidate holding the cue may carry the category below the plain threshold, and
+    // then only that candidate is the finding.
+    void cueRouteHasItsOwnThreshold()
+    {
+        CategoryModel c;
+        c.presenceThreshold = 0.8f;
+        c.cueThreshold = 0.25f;
+        const std::vector<std::vector<float>> scores = { { 0.5f }, { 0.3f }, { 0.1f } };
+        PresenceDecision d = decidePresence(c, scores, 0, { 1, 2 });
+        QVERIFY(d.present);
+        QVERIFY(d.byCue);
+        QCOMPARE(d.top, 1);
+        QVERIFY(!decidePresence(c, scores, 0, { 2 }).present);
+        c.cueThreshold = 2.0f;
+        QVERIFY(!decidePresence(c, scores, 0, { 1, 2 }).present);
+        c.presenceThreshold = 0.4f;
+        d = decidePresence(c, scores, 0, {});
+        QVERIFY(d.present && !d.byCue);
+        QCOMPARE(d.top, 0);
+    }
+
+    // Held-out contracts where the category is present score low but hold its cue; those
+    // without it score as high with no cue: only the cue route separates them.
+    void thresholdsTakeTheCueRouteWhenItSeparates()
+    {
+        const int bit = int(cuadCategories().indexOf("Insurance"));
+        QVERIFY(bit >= 0);
+        std::vector<PreparedContract> contracts(20);
+        std::vector<HeldOutScores> held;
+        for (int i = 0; i < 20; ++i) {
+            PreparedContract& p = contracts[size_t(i)];
+            const bool present = i % 2 == 0;
+            p.labels = { present ? uint64_t(1) << bit : 0, 0 };
+            p.present = present ? uint64_t(1) << bit : 0;
+            p.goldMatches.resize(size_t(cuadCategories().size()));
+            p.cued.resize(size_t(cuadCategories().size()));
+            if (present) {
+                p.goldMatches[size_t(bit)] = { { 0 } };
+                p.cued[size_t(bit)] = { 0 };
+            }
+            held.push_back({ i, { { 0.3f + 0.01f * float(i % 4) }, { 0.05f } } });
+        }
+        CategoryModel c;
+        c.category = "Insurance";
+        const ClauseModel tuned = withThresholds(ClauseModel(12, { c }), contracts, held);
+        const CategoryModel& t = tuned.categories()[0];
+        QVERIFY2(t.cueThreshold <= 0.3f, qPrintable(QString::number(t.cueThreshold)));
+        QVERIFY(t.presenceThreshold > 0.33f);
+        const ClauseModel plain = withThresholds(ClauseModel(12, { c }), contracts, held, false);
+        QVERIFY(plain.categories()[0].cueThreshold > 1.0f);
     }
 
     void splitsSentencesNotAbbreviations()
