@@ -25,6 +25,8 @@ PdfView::PdfView(QWidget* parent)
     viewport()->setBackgroundRole(QPalette::Dark);
     viewport()->setAutoFillBackground(true);
     viewport()->setCursor(Qt::IBeamCursor);
+    // Always there, so fitting the width never makes it come and go (and the width change).
+    setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
 }
 
 void PdfView::setRenderer(cw::PdfPageRenderer* renderer)
@@ -40,6 +42,8 @@ void PdfView::setRenderer(cw::PdfPageRenderer* renderer)
         connect(m_renderer, &cw::PdfPageRenderer::pageRendered, viewport(),
             qOverload<>(&QWidget::update));
     relayout();
+    if (m_fitToWidth)
+        fitWidth();
     verticalScrollBar()->setValue(0);
     viewport()->update();
 }
@@ -106,6 +110,12 @@ int PdfView::currentPage() const
 
 void PdfView::setZoom(double zoom)
 {
+    m_fitToWidth = false;
+    applyZoom(zoom);
+}
+
+void PdfView::applyZoom(double zoom)
+{
     zoom = std::clamp(zoom, kMinZoom, kMaxZoom);
     if (qFuzzyCompare(zoom, m_zoom))
         return;
@@ -118,10 +128,19 @@ void PdfView::setZoom(double zoom)
 
 void PdfView::fitWidth()
 {
-    if (!m_renderer || m_renderer->pageCount() == 0)
-        return;
-    const double widthPt = m_renderer->pageSizePt(currentPage()).width();
-    setZoom((viewport()->width() - 2 * kPageGap) / (widthPt * logicalDpiY() / 72.0));
+    m_fitToWidth = true;
+    if (const double zoom = fitWidthZoom(); zoom > 0)
+        applyZoom(zoom);
+}
+
+double PdfView::fitWidthZoom() const
+{
+    if (!m_renderer || m_renderer->pageCount() == 0 || viewport()->width() <= 2 * kPageGap)
+        return 0;
+    double widthPt = 0;
+    for (int i = 0; i < m_renderer->pageCount(); ++i)
+        widthPt = std::max(widthPt, m_renderer->pageSizePt(i).width());
+    return (viewport()->width() - 2 * kPageGap) / (widthPt * logicalDpiY() / 72.0);
 }
 
 void PdfView::goToPage(int page)
@@ -201,6 +220,8 @@ void PdfView::resizeEvent(QResizeEvent* event)
 {
     QAbstractScrollArea::resizeEvent(event);
     relayout();
+    if (m_fitToWidth)
+        fitWidth();
 }
 
 void PdfView::scrollContentsBy(int, int)

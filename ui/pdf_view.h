@@ -38,7 +38,7 @@ public slots:
     void setZoom(double zoom);
     void zoomIn() { setZoom(m_zoom * 1.25); }
     void zoomOut() { setZoom(m_zoom / 1.25); }
-    void fitWidth();
+    void fitWidth(); // and keep fitting it as the view resizes, until the user zooms
     void goToPage(int page); // 0-based
     void nextPage() { goToPage(currentPage() + 1); }
     void previousPage() { goToPage(currentPage() - 1); }
@@ -62,6 +62,8 @@ protected:
 
 private:
     void relayout();
+    void applyZoom(double zoom);
+    double fitWidthZoom() const; // 0 when there is nothing to fit
     QRectF pageRect(int page) const; // in content pixels
     int pageAt(const QPointF& contentPos) const;
     QPointF toContent(const QPointF& viewportPos) const;
@@ -71,6 +73,7 @@ private:
     double m_contentWidth = 0;
     double m_contentHeight = 0;
     double m_zoom = 1.0;
+    bool m_fitToWidth = true; // a document opens fitted to the view's width
     QList<QPair<int, QRectF>> m_highlights;
     int m_lastReportedPage = -1;
     QSet<int> m_shownPages;
