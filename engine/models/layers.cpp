@@ -18,21 +18,23 @@ bool usesQ8K(const StepContext& ctx, const WeightMatrix& w)
     return ctx.integerProducts && quant::hasQ8KDot(w.type) && w.cols % quant::kQK_K == 0;
 }
 
-std::vector<quant::BlockQ8K> quantizeRows(const float* x, std::int64_t rows, std::int64_t cols)
+// x rows as Q8_K into `q` (resized; its storage is reused between calls).
+const quant::BlockQ8K* quantizeRows(
+    const float* x, std::int64_t rows, std::int64_t cols, std::vector<quant::BlockQ8K>& q)
 {
     const std::int64_t blocks = cols / quant::kQK_K;
-    std::vector<quant::BlockQ8K> q(static_cast<std::size_t>(rows * blocks));
+    q.resize(static_cast<std::size_t>(rows * blocks));
     for (std::int64_t t = 0; t < rows; ++t)
         quant::quantizeRowQ8K(x + t * cols, q.data() + t * blocks, cols);
-    return q;
+    return q.data();
 }
 
 void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y)
 {
     kernels::ThreadPool* pool = ctx.pool;
     if (usesQ8K(ctx, w)) {
-        const auto xq = quantizeRows(x, rows, w.cols);
-        quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq.data(), rows, y, pool);
+        const auto* xq = quantizeRows(x, rows, w.cols, ctx.workspace->quantized);
+        quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq, rows, y, pool);
     } else if (rows == 1) {
         quant::matVec(w.type, w.data, w.rowStride, w.rows, w.cols, x, y, pool);
     } else {
@@ -50,16 +52,17 @@ void linearMany(const StepContext& ctx, std::span<const Projection> projections,
     if (rows != 1) {
         // A batch: each matrix gets its own region (rows x tokens is work enough), x is
         // quantized once for all of them.
-        std::vector<quant::BlockQ8K> xq;
+        const quant::BlockQ8K* xq = nullptr;
         for (const auto& p : projections) {
             const WeightMatrix& w = *p.w;
             if (!usesQ8K(ctx, w)) {
                 linear(ctx, w, x, rows, p.y);
                 continue;
             }
-            if (xq.empty())
-                xq = quantizeRows(x, rows, w.cols);
-            quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq.data(), rows, p.y, ctx.pool);
+            if (!xq)
+                xq = quantizeRows(x, rows, w.cols, ctx.workspace->quantized);
+            quant::matMulQ8K(
+                w.type, w.data, w.rowStride, w.rows, w.cols, xq, rows, p.y, ctx.pool);
         }
         return;
     }
@@ -67,7 +70,7 @@ void linearMany(const StepContext& ctx, std::span<const Projection> projections,
     std::int64_t total = 0;
     for (const auto& p : projections) {
         if (usesQ8K(ctx, *p.w) && xq.empty())
-            xq = quantizeRows(x, 1, p.w->cols);
+            quantizeRows(x, 1, p.w->cols, xq);
         total += p.w->rows;
     }
     // The projections' rows laid end to end, split over the pool as one range.
@@ -122,14 +125,20 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
     const std::int64_t qRow = gated ? 2 * nH * hd : nH * hd;
     const std::int64_t kvDim = nKv * hd;
     const float eps = float(hp.rmsNormEps);
-    std::vector<float> qAll(static_cast<std::size_t>(T * qRow)),
-        k(static_cast<std::size_t>(T * kvDim)), v(static_cast<std::size_t>(T * kvDim));
+    auto& ws = *ctx.workspace;
+    auto& qAll = ws.queryGate;
+    auto& k = ws.keys;
+    auto& v = ws.values;
+    qAll.resize(static_cast<std::size_t>(T * qRow));
+    k.resize(static_cast<std::size_t>(T * kvDim));
+    v.resize(static_cast<std::size_t>(T * kvDim));
     PartTimer projectionTime(ctx.timers, StepPart::AttentionProjections);
     const Projection qkv[] = { { &a.q, qAll.data() }, { &a.k, k.data() }, { &a.v, v.data() } };
     linearMany(ctx, qkv, x, T);
     projectionTime.stop();
     PartTimer coreTime(ctx.timers, StepPart::AttentionCore);
-    std::vector<float> q(static_cast<std::size_t>(T * nH * hd));
+    auto& q = ws.queries;
+    q.resize(static_cast<std::size_t>(T * nH * hd));
     const float* invFreq = ctx.weights->ropeInvFreq.data();
     for (const auto& s : ctx.sequences) {
         for (std::int64_t i = 0; i < s.n; ++i) {
@@ -153,7 +162,8 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
                 std::size_t(kvDim) * sizeof(float));
         }
     }
-    std::vector<float> attn(static_cast<std::size_t>(T * nH * hd));
+    auto& attn = ws.attention;
+    attn.resize(static_cast<std::size_t>(T * nH * hd));
     const std::int64_t groups = nH / nKv;
     const float scale = 1.0f / std::sqrt(float(hd));
     const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nH;

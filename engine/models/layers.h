@@ -6,6 +6,7 @@
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "engine/models/step_timers.h"
+#include "engine/models/step_workspace.h"
 #include "engine/runtime/kv_cache.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -35,6 +36,7 @@ struct StepContext {
     std::vector<StepSequence> sequences;
     StepTimers* timers = nullptr; // may be null
     bool integerProducts = true; // ModelOptions::integerProducts
+    StepWorkspace* workspace = nullptr; // reused buffers; one step at a time
 };
 
 // y[T][W.rows] = x[T][W.cols] * W^T. K-quant weights multiply x quantized to 8 bits (Q8_K)

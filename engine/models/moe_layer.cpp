@@ -109,7 +109,10 @@ void expertsForBatch(const StepContext& ctx, const MoeWeights& m, const float* x
     const auto& hp = *ctx.hp;
     const std::int64_t T = ctx.rows, H = hp.hiddenSize, ffn = hp.expertFfnSize;
     std::fill(out, out + T * H, 0.0f);
-    std::vector<float> xe, gate, up, down;
+    auto& xe = ctx.workspace->expertInput;
+    auto& gate = ctx.workspace->expertGate;
+    auto& up = ctx.workspace->expertUp;
+    auto& down = ctx.workspace->expertDown;
     for (std::int64_t e = 0; e < std::int64_t(perExpert.size()); ++e) {
         const auto& list = perExpert[std::size_t(e)];
         if (list.empty())

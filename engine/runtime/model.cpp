@@ -117,6 +117,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     ctx.kv = m_kv.get();
     ctx.timers = &m_timers;
     ctx.integerProducts = m_options.integerProducts;
+    ctx.workspace = &m_workspace;
     ++m_timers.steps;
     std::int64_t outRows = 0;
     for (const auto& r : requests) {
@@ -168,8 +169,13 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
     }
 
     const std::int64_t T = ctx.rows, H = hp.hiddenSize;
-    std::vector<float> hidden(static_cast<std::size_t>(T * H)),
-        normed(static_cast<std::size_t>(T * H)), delta(static_cast<std::size_t>(T * H));
+    auto& hidden = m_workspace.hidden;
+    auto& normed = m_workspace.normed;
+    auto& delta = m_workspace.delta;
+    const std::size_t rowValues = static_cast<std::size_t>(T * H);
+    hidden.resize(rowValues);
+    normed.resize(rowValues);
+    delta.resize(rowValues);
     {
         PartTimer time(&m_timers, StepPart::Embedding);
         const auto* emb = m_weights.embedding;
@@ -201,7 +207,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
             deltaNetLayer(ctx, layer, normed.data(), delta.data());
         }
         PartTimer residualTime(&m_timers, StepPart::Norms);
-        for (std::size_t i = 0; i < hidden.size(); ++i)
+        for (std::size_t i = 0; i < rowValues; ++i)
             hidden[i] += delta[i];
         if (!ops::allFinite(hidden.data(), T * H))
             return nonFinite(std::int64_t(il),
@@ -212,7 +218,7 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
         residualTime.stop();
         moeLayer(ctx, layer, renormalise, normed.data(), delta.data());
         PartTimer moeResidualTime(&m_timers, StepPart::Norms);
-        for (std::size_t i = 0; i < hidden.size(); ++i)
+        for (std::size_t i = 0; i < rowValues; ++i)
             hidden[i] += delta[i];
         if (!ops::allFinite(hidden.data(), T * H))
             return nonFinite(std::int64_t(il), "MoE block");

@@ -4,6 +4,7 @@
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "engine/models/step_timers.h"
+#include "engine/models/step_workspace.h"
 #include "engine/runtime/kv_cache.h"
 #include "engine/runtime/sequence.h"
 #include "kernels/cpu/thread_pool.h"
@@ -79,6 +80,7 @@ private:
     int m_attentionLayers = 0;
     int m_deltaLayers = 0;
     StepTimers m_timers;
+    StepWorkspace m_workspace; // buffers reused by every step
 };
 
 } // namespace cw::engine
