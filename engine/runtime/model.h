@@ -60,6 +60,7 @@ public:
     // Returns logits rows [rows][vocab] in request order: every token of a request with
     // allLogits, else its last token. Errors: a token id out of range, a sequence that would
     // exceed the context, a full KV cache, NaN/Inf in the hidden state (names the layer).
+    // One step at a time per Model: steps share its thread pool and its step buffers.
     Result<std::vector<float>> step(std::span<const ForwardRequest> requests);
 
     // Feeds a whole prompt in chunks of options.prefillChunk tokens; returns the logits of
