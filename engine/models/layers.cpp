@@ -166,20 +166,35 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
     attn.resize(static_cast<std::size_t>(T * nH * hd));
     const std::int64_t groups = nH / nKv;
     const float scale = 1.0f / std::sqrt(float(hd));
-    const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nH;
+    // Decoding (one new token per sequence): one job per sequence and KV head, whose cache
+    // rows are gathered once and read once for the query heads that share them. Prefill: one
+    // job per query head (more, larger jobs to spread over the threads).
+    bool singleTokens = true;
+    for (const auto& s : ctx.sequences)
+        singleTokens = singleTokens && s.n == 1;
+    const std::int64_t headsPerJob = singleTokens ? groups : 1;
+    const std::int64_t jobsPerSequence = nH / headsPerJob;
+    const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * jobsPerSequence;
     ctx.pool->parallelFor(jobs, [&](std::int64_t begin, std::int64_t end) {
         std::vector<const float*> keys, values;
         std::vector<float> scratch;
         for (std::int64_t job = begin; job < end; ++job) {
-            const auto& s = ctx.sequences[std::size_t(job / nH)];
-            const std::int64_t h = job % nH;
+            const auto& s = ctx.sequences[std::size_t(job / jobsPerSequence)];
+            const std::int64_t h0 = (job % jobsPerSequence) * headsPerJob;
             const std::int64_t count = s.pos0 + s.n;
             gatherKv(
-                *ctx.kv, *s.kvBlocks, layer.cacheIndex, (h / groups) * hd, count, keys, values);
+                *ctx.kv, *s.kvBlocks, layer.cacheIndex, (h0 / groups) * hd, count, keys, values);
+            if (singleTokens) {
+                scratch.resize(std::size_t(groups * count));
+                ops::attentionSharedKv(q.data() + (s.row0 * nH + h0) * hd, hd, groups,
+                    keys.data(), values.data(), count, hd, scale,
+                    attn.data() + (s.row0 * nH + h0) * hd, hd, scratch.data());
+                continue;
+            }
             scratch.resize(std::size_t(count));
-            ops::attentionHead(q.data() + (s.row0 * nH + h) * hd, nH * hd, s.n, s.pos0, keys.data(),
-                values.data(), count, hd, scale, attn.data() + (s.row0 * nH + h) * hd, nH * hd,
-                scratch.data());
+            ops::attentionHead(q.data() + (s.row0 * nH + h0) * hd, nH * hd, s.n, s.pos0,
+                keys.data(), values.data(), count, hd, scale,
+                attn.data() + (s.row0 * nH + h0) * hd, nH * hd, scratch.data());
         }
     });
     if (gated) {

@@ -3,6 +3,7 @@
 // compile an empty body that is never called.
 #include "kernels/cpu/ops/attention_avx2.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 
@@ -61,7 +62,99 @@ CW_AVX2 void weightedSum8(const float* p, const float* const* values, std::int64
     _mm256_storeu_ps(out, acc);
 }
 
+// R query heads that read the same keys and values (one KV group of grouped-query attention,
+// one query position): each key and value row is loaded once for all R. Per head the sums
+// run in the same order as attentionHeadAvx2, so the results are the same bit for bit.
+template <int R>
+CW_AVX2 void sharedKvHeads(const float* q, std::int64_t qStride, const float* const* keys,
+    const float* const* values, std::int64_t nKv, std::int64_t headDim, float scale, float* out,
+    std::int64_t outStride, float* scratch)
+{
+    for (std::int64_t j = 0; j < nKv; ++j) {
+        const float* k = keys[j];
+        __m256 acc0[R], acc1[R];
+        for (int r = 0; r < R; ++r)
+            acc0[r] = acc1[r] = _mm256_setzero_ps();
+        std::int64_t d = 0;
+        for (; d + 16 <= headDim; d += 16) {
+            const __m256 k0 = _mm256_loadu_ps(k + d), k1 = _mm256_loadu_ps(k + d + 8);
+            for (int r = 0; r < R; ++r) {
+                acc0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qStride + d), k0, acc0[r]);
+                acc1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qStride + d + 8), k1, acc1[r]);
+            }
+        }
+        if (d < headDim) {
+            const __m256 k0 = _mm256_loadu_ps(k + d);
+            for (int r = 0; r < R; ++r)
+                acc0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(q + r * qStride + d), k0, acc0[r]);
+        }
+        for (int r = 0; r < R; ++r)
+            scratch[r * nKv + j] = horizontalSum(_mm256_add_ps(acc0[r], acc1[r])) * scale;
+    }
+    for (int r = 0; r < R; ++r) {
+        float* p = scratch + r * nKv;
+        float mx = -INFINITY;
+        for (std::int64_t j = 0; j < nKv; ++j)
+            mx = std::max(mx, p[j]);
+        double sum = 0.0;
+        for (std::int64_t j = 0; j < nKv; ++j) {
+            p[j] = std::exp(p[j] - mx);
+            sum += p[j];
+        }
+        const float inv = float(1.0 / sum);
+        for (std::int64_t j = 0; j < nKv; ++j)
+            p[j] *= inv;
+    }
+    for (std::int64_t d = 0; d < headDim; d += 8) {
+        const bool two = d + 16 <= headDim;
+        __m256 acc0[R], acc1[R];
+        for (int r = 0; r < R; ++r)
+            acc0[r] = acc1[r] = _mm256_setzero_ps();
+        for (std::int64_t j = 0; j < nKv; ++j) {
+            const __m256 v0 = _mm256_loadu_ps(values[j] + d);
+            const __m256 v1 = two ? _mm256_loadu_ps(values[j] + d + 8) : v0;
+            for (int r = 0; r < R; ++r) {
+                const __m256 w = _mm256_set1_ps(scratch[r * nKv + j]);
+                acc0[r] = _mm256_fmadd_ps(w, v0, acc0[r]);
+                acc1[r] = _mm256_fmadd_ps(w, v1, acc1[r]);
+            }
+        }
+        for (int r = 0; r < R; ++r) {
+            _mm256_storeu_ps(out + r * outStride + d, acc0[r]);
+            if (two)
+                _mm256_storeu_ps(out + r * outStride + d + 8, acc1[r]);
+        }
+        if (two)
+            d += 8;
+    }
+}
+
 } // namespace
+
+void attentionSharedKvAvx2(const float* q, std::int64_t qStride, std::int64_t nHeads,
+    const float* const* keys, const float* const* values, std::int64_t nKv, std::int64_t headDim,
+    float scale, float* out, std::int64_t outStride, float* scratch)
+{
+    assert(headDim % 8 == 0);
+    for (std::int64_t r0 = 0; r0 < nHeads; r0 += 4) {
+        const float* qr = q + r0 * qStride;
+        float* o = out + r0 * outStride;
+        switch (std::min<std::int64_t>(4, nHeads - r0)) {
+        case 1:
+            sharedKvHeads<1>(qr, qStride, keys, values, nKv, headDim, scale, o, outStride, scratch);
+            break;
+        case 2:
+            sharedKvHeads<2>(qr, qStride, keys, values, nKv, headDim, scale, o, outStride, scratch);
+            break;
+        case 3:
+            sharedKvHeads<3>(qr, qStride, keys, values, nKv, headDim, scale, o, outStride, scratch);
+            break;
+        default:
+            sharedKvHeads<4>(qr, qStride, keys, values, nKv, headDim, scale, o, outStride, scratch);
+            break;
+        }
+    }
+}
 
 CW_AVX2 void attentionHeadAvx2(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t firstQueryPos, const float* const* keys, const float* const* values,
@@ -105,6 +198,12 @@ void attentionHeadAvx2(const float*, std::int64_t, std::int64_t, std::int64_t, c
     const float* const*, std::int64_t, std::int64_t, float, float*, std::int64_t, float*)
 {
     assert(false && "attentionHeadAvx2 called on a CPU without AVX2");
+}
+
+void attentionSharedKvAvx2(const float*, std::int64_t, std::int64_t, const float* const*,
+    const float* const*, std::int64_t, std::int64_t, float, float*, std::int64_t, float*)
+{
+    assert(false && "attentionSharedKvAvx2 called on a CPU without AVX2");
 }
 
 } // namespace cw::kernels::ops

@@ -13,4 +13,9 @@ void attentionHeadAvx2(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
     float* scratch);
 
+// attentionSharedKv (ops.h) with AVX2/FMA; headDim a multiple of 8; scratch nHeads * nKv.
+void attentionSharedKvAvx2(const float* q, std::int64_t qStride, std::int64_t nHeads,
+    const float* const* keys, const float* const* values, std::int64_t nKv, std::int64_t headDim,
+    float scale, float* out, std::int64_t outStride, float* scratch);
+
 } // namespace cw::kernels::ops

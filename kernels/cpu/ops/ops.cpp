@@ -335,6 +335,20 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     }
 }
 
+void attentionSharedKv(const float* q, std::int64_t qStride, std::int64_t nHeads,
+    const float* const* keys, const float* const* values, std::int64_t nKv, std::int64_t headDim,
+    float scale, float* out, std::int64_t outStride, float* scratch)
+{
+    if (headDim % 8 == 0 && quant::activeCpuKernelPath() != quant::CpuKernelPath::Portable) {
+        attentionSharedKvAvx2(
+            q, qStride, nHeads, keys, values, nKv, headDim, scale, out, outStride, scratch);
+        return;
+    }
+    for (std::int64_t r = 0; r < nHeads; ++r)
+        attentionHead(q + r * qStride, qStride, 1, nKv - 1, keys, values, nKv, headDim, scale,
+            out + r * outStride, outStride, scratch);
+}
+
 bool allFinite(const float* x, std::int64_t n)
 {
     for (std::int64_t i = 0; i < n; ++i)

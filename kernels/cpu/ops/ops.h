@@ -65,6 +65,14 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     std::int64_t nKv, std::int64_t headDim, float scale, float* out, std::int64_t outStride,
     float* scratch /* nKv floats */);
 
+// The query heads of one KV group of grouped-query attention for one query position, every
+// head seeing all nKv keys: nHeads rows of q (stride qStride) against the same keys and
+// values, each key row read once for all of them. Per head, the same result as attentionHead
+// with one query at position nKv - 1. scratch: nHeads * nKv floats.
+void attentionSharedKv(const float* q, std::int64_t qStride, std::int64_t nHeads,
+    const float* const* keys, const float* const* values, std::int64_t nKv, std::int64_t headDim,
+    float scale, float* out, std::int64_t outStride, float* scratch);
+
 // True when every value is finite.
 bool allFinite(const float* x, std::int64_t n);
 

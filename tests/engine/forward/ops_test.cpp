@@ -161,6 +161,40 @@ TEST(CpuOps, attentionMatchesNaiveCausal)
     cw::kernels::quant::setCpuKernelPath(cw::kernels::quant::detectedCpuKernelPath());
 }
 
+// The heads of one KV group for one new token equal attentionHead run per head, bit for bit
+// (decode through the grouped kernel and prefill through the per-head one must agree).
+TEST(CpuOps, sharedKvHeadsEqualOneHeadAtATime)
+{
+    for (auto path : { cw::kernels::quant::CpuKernelPath::Portable,
+             cw::kernels::quant::CpuKernelPath::Avx2 }) {
+        cw::kernels::quant::setCpuKernelPath(path);
+        for (int heads : { 1, 3, 8 }) {
+            for (int d : { 8, 64, 72, 128 }) {
+                std::mt19937 rng(unsigned(heads * 1000 + d));
+                const int nKv = 37;
+                auto q = randomVector(rng, std::size_t(heads * d));
+                auto k = randomVector(rng, std::size_t(nKv * d)), v = randomVector(rng, std::size_t(nKv * d));
+                std::vector<const float*> kp, vp;
+                for (int j = 0; j < nKv; ++j) {
+                    kp.push_back(k.data() + j * d);
+                    vp.push_back(v.data() + j * d);
+                }
+                std::vector<float> shared(static_cast<std::size_t>(heads * d)),
+                    single(static_cast<std::size_t>(heads * d)),
+                    scratch(static_cast<std::size_t>(heads * nKv));
+                ops::attentionSharedKv(q.data(), d, heads, kp.data(), vp.data(), nKv, d, 0.3f,
+                    shared.data(), d, scratch.data());
+                for (int h = 0; h < heads; ++h)
+                    ops::attentionHead(q.data() + h * d, d, 1, nKv - 1, kp.data(), vp.data(), nKv,
+                        d, 0.3f, single.data() + h * d, d, scratch.data());
+                for (std::size_t i = 0; i < shared.size(); ++i)
+                    ASSERT_EQ(shared[i], single[i]) << "heads " << heads << " d " << d << " at " << i;
+            }
+        }
+    }
+    cw::kernels::quant::setCpuKernelPath(cw::kernels::quant::detectedCpuKernelPath());
+}
+
 TEST(CpuOps, ropeRotatesOnlyTheRotaryPart)
 {
     std::vector<float> inv(4);
