@@ -2,13 +2,14 @@
 // clauses, runs the heads and the playbook, and writes the report (JSON, Markdown, HTML,
 // PDF) to --out or to standard output. With --model and --heads llm|all the language model
 // reviews the fast heads' candidate clauses too; its progress ("model review n/m") and, with
-// --show-notes, its notes as it writes them go to standard error.
+// --show-notes, its note on each question go to standard error.
 #include "app/cli/cli_command.h"
 #include "app/report/report_exporter.h"
 #include "app/review/review_pipeline.h"
 
 #include <CLI/CLI.hpp>
 #include <QFileInfo>
+#include <QMap>
 #include <QGuiApplication>
 #include <cstdio>
 #include <memory>
@@ -18,7 +19,7 @@ namespace {
 int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
-    std::string file, model, playbook, heads = "fast", format = "json", out, password;
+    std::string file, model, playbook, heads = "fast", format = "json", out;
     bool textOnly = false, showNotes = false;
     int threads = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
@@ -30,13 +31,10 @@ int runReview(std::span<char*> args)
         ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
     app.add_option(
         "--out", out, "write the report here (default: standard output; pdf needs --out)");
-    app.add_option("--password", password,
-        "password of an encrypted PDF (or set CW_PDF_PASSWORD, which other users cannot see in "
-        "the process list)");
     app.add_flag(
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
-    app.add_flag("--show-notes", showNotes, "print the model's notes to stderr as it writes them");
+    app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -68,8 +66,6 @@ int runReview(std::span<char*> args)
     options.modelPath = QString::fromStdString(model);
     options.playbookPath = QString::fromStdString(playbook);
     options.textOnly = textOnly;
-    options.password = password.empty() ? qEnvironmentVariable("CW_PDF_PASSWORD")
-                                        : QString::fromStdString(password);
     options.modelThreads = threads;
     if (options.heads == "llm" && options.modelPath.isEmpty()) {
         std::fprintf(stderr,
@@ -77,30 +73,29 @@ int runReview(std::span<char*> args)
         return 2;
     }
     cw::ReviewEvents events;
-    int lastNoteQuestion = -1;
     events.progress = [](cw::ReviewStage stage, int done, int total) {
         if (stage == cw::ReviewStage::ModelReview && total > 0)
             std::fprintf(stderr, "review: model review %d/%d\n", done, total);
     };
+    // The questions are decoded together, so their notes arrive interleaved: each is
+    // gathered and printed whole when its question is answered.
+    QMap<int, QString> categories, notes;
     if (showNotes) {
-        events.modelQuestions = [](const QList<cw::ModelQuestionInfo>& questions) {
+        events.modelQuestions = [&categories](const QList<cw::ModelQuestionInfo>& questions) {
             for (const auto& q : questions)
-                std::fprintf(stderr, "review: question %d: %s\n", q.id,
-                    qPrintable(q.categories.join(", ")));
+                categories[q.id] = q.categories.join(", ");
         };
-        events.modelNote = [&lastNoteQuestion](int question, const QString& piece) {
-            if (question != lastNoteQuestion) {
-                std::fprintf(stderr, "\nreview: note %d: ", question);
-                lastNoteQuestion = question;
-            }
-            std::fputs(piece.toUtf8().constData(), stderr);
-            std::fflush(stderr);
-        };
+        events.modelNote
+            = [&notes](int question, const QString& piece) { notes[question] += piece; };
+        events.modelFindings
+            = [&](int question, const QList<cw::Finding>& findings) {
+                  std::fprintf(stderr, "review: note on %s (%lld findings): %s\n",
+                      qPrintable(categories.value(question)), qlonglong(findings.size()),
+                      qPrintable(notes.value(question)));
+              };
     }
     auto review
         = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options, nullptr, events);
-    if (lastNoteQuestion >= 0)
-        std::fputc('\n', stderr);
     if (!review) {
         std::fprintf(stderr, "review: %s\n", review.error().message.c_str());
         return 1;
