@@ -19,7 +19,7 @@ namespace {
 int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
-    std::string file, model, playbook, heads = "fast", format = "json", out;
+    std::string file, model, playbook, heads = "fast", format = "json", out, password;
     bool textOnly = false, showNotes = false;
     int threads = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
@@ -31,6 +31,9 @@ int runReview(std::span<char*> args)
         ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
     app.add_option(
         "--out", out, "write the report here (default: standard output; pdf needs --out)");
+    app.add_option("--password", password,
+        "password of an encrypted PDF (or set CW_PDF_PASSWORD, which other users cannot see in "
+        "the process list)");
     app.add_flag(
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
@@ -66,6 +69,8 @@ int runReview(std::span<char*> args)
     options.modelPath = QString::fromStdString(model);
     options.playbookPath = QString::fromStdString(playbook);
     options.textOnly = textOnly;
+    options.password = password.empty() ? qEnvironmentVariable("CW_PDF_PASSWORD")
+                                        : QString::fromStdString(password);
     options.modelThreads = threads;
     if (options.heads == "llm" && options.modelPath.isEmpty()) {
         std::fprintf(stderr,
