@@ -294,7 +294,9 @@ int main(int argc, char** argv)
     u1 = usageNow();
     const double decode = u1.wall - u0.wall;
     const double rate = decodeTokens / decode;
-    const double bound = bandwidth * 1e9 / perToken;
+    // The higher of the two bandwidth figures: the ratio is then never flattered.
+    const double bestBandwidth = std::max(bandwidth, mapped);
+    const double bound = bestBandwidth * 1e9 / perToken;
     std::printf("decode: %d tokens in %.2f s = %.2f tokens/s\n", decodeTokens, decode, rate);
     std::sort(tokenSeconds.begin(), tokenSeconds.end());
     std::printf("  per token: fastest %.1f ms (%.2f tokens/s), median %.1f ms, slowest %.1f ms\n",
@@ -305,8 +307,9 @@ int main(int argc, char** argv)
     printParts(m.stepTimers(), decodeTokens);
     std::printf("weights streamed while decoding: %.2f GB/s (%.2f GB/s at the fastest token)\n",
         perToken * rate / 1e9, perToken / tokenSeconds.front() / 1e9);
-    std::printf("bandwidth bound: %.2f tokens/s; measured / bound = %.0f %% (fastest token %.0f "
-                "%%)\n",
-        bound, 100.0 * rate / bound, 100.0 / tokenSeconds.front() / bound);
+    std::printf("bandwidth bound (%.2f GB/s, the higher of the two): %.2f tokens/s; measured / "
+                "bound = %.0f %% (fastest token %.0f %%, median token %.0f %%)\n",
+        bestBandwidth, bound, 100.0 * rate / bound, 100.0 / tokenSeconds.front() / bound,
+        100.0 / tokenSeconds[tokenSeconds.size() / 2] / bound);
     return 0;
 }
