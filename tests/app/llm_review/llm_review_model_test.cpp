@@ -1,6 +1,7 @@
 // The LLM head end to end on a tiny random-weight model (tests/data/golden): every answer
 // parses, the batch of forked questions answers as each question alone, the note streams,
 // cancel lands at once, and the pipeline and CLI run with --heads llm|all.
+#include "app/desktop/review_queue.h"
 #include "app/llm_review/llm_session.h"
 #include "app/llm_review/model_review.h"
 #include "app/llm_review/question_prompt.h"
@@ -13,6 +14,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QSignalSpy>
 #include <QtTest>
 
 using namespace cw;
@@ -210,6 +212,52 @@ private slots:
         QVERIFY(broken.ok());
         QVERIFY(broken->document.warnings.join("\n").contains("could not be used"));
         QVERIFY(!broken->findings.isEmpty());
+    }
+
+    void queueStreamsTheFastReviewNotesAndFindingsInOrder()
+    {
+        ReviewQueue queue;
+        queue.setModelFromSettings(false);
+        ReviewOptions options;
+        options.textOnly = true;
+        options.heads = "all";
+        options.modelPath = kModelA;
+        options.modelThreads = 2;
+        queue.setOptions(options);
+        QStringList order;
+        QMap<int, QString> notes;
+        connect(&queue, &ReviewQueue::fastReviewReady, this,
+            [&](const Review&) { order.append("fast"); });
+        connect(&queue, &ReviewQueue::modelQuestions, this, [&](const QList<ModelQuestionInfo>& q) {
+            order.append(QString("questions %1").arg(q.size()));
+        });
+        connect(&queue, &ReviewQueue::modelNote, this,
+            [&](int q, const QString& piece) { notes[q] += piece; });
+        connect(&queue, &ReviewQueue::modelFindings, this, [&](int q, const QList<Finding>&) {
+            order.append("answered");
+            QVERIFY(!notes.value(q).isEmpty()); // the note came before the answer
+        });
+        QSignalSpy ready(&queue, &ReviewQueue::reviewReady);
+        queue.enqueue(kContract);
+        QVERIFY(ready.wait(120000));
+        QVERIFY(order.size() >= 3);
+        QCOMPARE(order[0], QString("fast"));
+        QVERIFY(order[1].startsWith("questions "));
+        const int questions = order[1].section(' ', 1).toInt();
+        QCOMPARE(order.count("answered"), questions);
+        const Review review = ready.first().first().value<Review>();
+        QCOMPARE(review.modelName, QString("qwen3_moe_a"));
+
+        // Cancel while the model writes: the review still arrives, from the fast heads and
+        // what was answered, and says it was cancelled.
+        QSignalSpy failed(&queue, &ReviewQueue::failed);
+        connect(&queue, &ReviewQueue::modelNote, &queue, &ReviewQueue::cancelCurrent);
+        queue.enqueue(kContract);
+        QVERIFY(ready.wait(120000));
+        QCOMPARE(failed.count(), 0);
+        const Review cancelled = ready.last().first().value<Review>();
+        QVERIFY(cancelled.document.warnings.join("\n").contains("cancelled"));
+        QVERIFY(!cancelled.findings.isEmpty());
     }
 
     void cliReviewsWithTheModel()
