@@ -16,7 +16,7 @@ class QTableView;
 namespace cw {
 class PdfPageRenderer;
 class ReviewQueue;
-}
+} // namespace cw
 
 namespace cw::ui {
 

@@ -73,13 +73,14 @@ void ReviewQueue::startNext()
     m_current = m_queue.dequeue();
     emit queueChanged(pending());
     emit started(m_current);
-    QCoro::connect(m_pipeline.review(m_current, effectiveOptions()), this, [this](Result<Review> result) {
-        if (result)
-            emit reviewReady(result.value());
-        else
-            emit failed(m_current, QString::fromStdString(result.error().message));
-        startNext();
-    });
+    QCoro::connect(
+        m_pipeline.review(m_current, effectiveOptions()), this, [this](Result<Review> result) {
+            if (result)
+                emit reviewReady(result.value());
+            else
+                emit failed(m_current, QString::fromStdString(result.error().message));
+            startNext();
+        });
 }
 
 } // namespace cw
