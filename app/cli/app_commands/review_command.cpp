@@ -103,6 +103,9 @@ int runReview(std::span<char*> args)
         = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options, nullptr, events);
     if (!review) {
         std::fprintf(stderr, "review: %s\n", review.error().message.c_str());
+        if (options.password.isEmpty()
+            && review.error().message.find("password protected") != std::string::npos)
+            std::fprintf(stderr, "review: give the password with --password or CW_PDF_PASSWORD\n");
         return 1;
     }
     for (const QString& warning : review->document.warnings)

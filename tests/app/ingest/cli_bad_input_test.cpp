@@ -95,6 +95,9 @@ private slots:
             QStringLiteral("--password"), QStringLiteral("nope") });
         QVERIFY(wrong.exitCode > 0);
         QVERIFY2(wrong.err.contains(QStringLiteral("password does not open")), qPrintable(wrong.err));
+        const CliRun none = runCli({ QStringLiteral("review"), dataFile("encrypted.pdf") });
+        QVERIFY(none.exitCode > 0);
+        QVERIFY2(none.err.contains(QStringLiteral("--password")), qPrintable(none.err));
     }
 
     void refusesAFileItMayNotRead()
