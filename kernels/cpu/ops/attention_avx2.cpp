@@ -8,6 +8,8 @@
 #include <cmath>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include "kernels/cpu/simd_sum.h"
+
 #include <immintrin.h>
 
 #define CW_AVX2 __attribute__((target("avx2,fma")))
@@ -15,13 +17,7 @@
 namespace cw::kernels::ops {
 namespace {
 
-CW_AVX2 inline float horizontalSum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+using simd::horizontalSum;
 
 CW_AVX2 inline float dot(const float* a, const float* b, std::int64_t n)
 {
@@ -37,8 +33,8 @@ CW_AVX2 inline float dot(const float* a, const float* b, std::int64_t n)
 }
 
 // out[0..64) = sum_j p[j] * values[j][offset..offset+64), in key order.
-CW_AVX2 void weightedSum64(const float* p, const float* const* values, std::int64_t count,
-    std::int64_t offset, float* out)
+CW_AVX2 void weightedSum64(
+    const float* p, const float* const* values, std::int64_t count, std::int64_t offset, float* out)
 {
     __m256 acc[8];
     for (auto& a : acc)
@@ -53,8 +49,8 @@ CW_AVX2 void weightedSum64(const float* p, const float* const* values, std::int6
         _mm256_storeu_ps(out + 8 * k, acc[k]);
 }
 
-CW_AVX2 void weightedSum8(const float* p, const float* const* values, std::int64_t count,
-    std::int64_t offset, float* out)
+CW_AVX2 void weightedSum8(
+    const float* p, const float* const* values, std::int64_t count, std::int64_t offset, float* out)
 {
     __m256 acc = _mm256_setzero_ps();
     for (std::int64_t j = 0; j < count; ++j)

@@ -11,6 +11,8 @@
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include "kernels/cpu/simd_sum.h"
+
 #include <immintrin.h>
 
 #define CW_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -18,13 +20,7 @@
 namespace cw::kernels::quant {
 namespace {
 
-CW_AVX2 inline float horizontalSum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+using simd::horizontalSum;
 
 CW_AVX2 inline __m256 bytesToFloats(__m128i v) // the low 8 signed bytes
 {

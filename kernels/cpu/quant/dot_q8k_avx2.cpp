@@ -8,6 +8,8 @@
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include "kernels/cpu/simd_sum.h"
+
 #include <immintrin.h>
 
 #define CW_AVX2 __attribute__((target("avx2,fma,f16c")))
@@ -15,13 +17,7 @@
 namespace cw::kernels::quant {
 namespace {
 
-CW_AVX2 inline float horizontalSum(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
+using simd::horizontalSum;
 
 CW_AVX2 inline __m256i load(const void* p)
 {
@@ -156,9 +152,8 @@ CW_AVX2 float dotQ6K(const BlockQ6_K* b, const BlockQ8K* x, std::int64_t nb)
         for (int h = 0; h < 2; ++h) {
             const std::uint8_t* ql = b[i].ql + 64 * h;
             const std::int8_t* a = x[i].qs + 128 * h;
-            const __m256i sc = h == 0
-                ? _mm256_permute2x128_si256(scales16, scales16, 0x00)
-                : _mm256_permute2x128_si256(scales16, scales16, 0x11);
+            const __m256i sc = h == 0 ? _mm256_permute2x128_si256(scales16, scales16, 0x00)
+                                      : _mm256_permute2x128_si256(scales16, scales16, 0x11);
             const __m256i qlA = load(ql);
             const __m256i qlB = load(ql + 32);
             const __m256i qh = load(b[i].qh + 32 * h);
@@ -166,8 +161,8 @@ CW_AVX2 float dotQ6K(const BlockQ6_K* b, const BlockQ8K* x, std::int64_t nb)
                 _mm256_and_si256(qlA, lowMask), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
             const __m256i q2 = _mm256_or_si256(_mm256_and_si256(qlB, lowMask),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
-            const __m256i q3 = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qlA, 4), lowMask), _mm256_and_si256(qh, highBits));
+            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlA, 4), lowMask),
+                _mm256_and_si256(qh, highBits));
             const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlB, 4), lowMask),
                 _mm256_and_si256(_mm256_srli_epi16(qh, 2), highBits));
             const __m256i p1 = _mm256_madd_epi16(
@@ -181,8 +176,7 @@ CW_AVX2 float dotQ6K(const BlockQ6_K* b, const BlockQ8K* x, std::int64_t nb)
             sumi = _mm256_add_epi32(
                 sumi, _mm256_add_epi32(_mm256_add_epi32(p1, p2), _mm256_add_epi32(p3, p4)));
         }
-        acc = _mm256_fmadd_ps(
-            _mm256_set1_ps(x[i].d * half(b[i].d)), _mm256_cvtepi32_ps(sumi), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(x[i].d * half(b[i].d)), _mm256_cvtepi32_ps(sumi), acc);
     }
     return horizontalSum(acc);
 }
@@ -221,8 +215,7 @@ CW_AVX2 void dotQ4KTokens(
         const float d = half(b[i].d), dmin = half(b[i].dmin);
         for (int t = 0; t < N; ++t) {
             const BlockQ8K& xt = x[t * xStride + i];
-            acc[t] = _mm256_fmadd_ps(
-                _mm256_set1_ps(xt.d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
             accMins[t] = _mm256_fmadd_ps(_mm256_set1_ps(xt.d * dmin),
                 _mm256_cvtepi32_ps(minTerms(scalesMins, xt.bsums)), accMins[t]);
         }
@@ -260,8 +253,8 @@ CW_AVX2 void dotQ6KTokens(
                 _mm256_and_si256(qlA, lowMask), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4));
             const __m256i q2 = _mm256_or_si256(_mm256_and_si256(qlB, lowMask),
                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4));
-            const __m256i q3 = _mm256_or_si256(
-                _mm256_and_si256(_mm256_srli_epi16(qlA, 4), lowMask), _mm256_and_si256(qh, highBits));
+            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlA, 4), lowMask),
+                _mm256_and_si256(qh, highBits));
             const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qlB, 4), lowMask),
                 _mm256_and_si256(_mm256_srli_epi16(qh, 2), highBits));
             const __m256i s1 = _mm256_shuffle_epi8(sc, laneScaleControl(0));
@@ -274,14 +267,14 @@ CW_AVX2 void dotQ6KTokens(
                 const __m256i p2 = _mm256_madd_epi16(_mm256_maddubs_epi16(q2, load(a + 32)), s2);
                 const __m256i p3 = _mm256_madd_epi16(_mm256_maddubs_epi16(q3, load(a + 64)), s3);
                 const __m256i p4 = _mm256_madd_epi16(_mm256_maddubs_epi16(q4, load(a + 96)), s4);
-                sumi[t] = _mm256_add_epi32(sumi[t],
-                    _mm256_add_epi32(_mm256_add_epi32(p1, p2), _mm256_add_epi32(p3, p4)));
+                sumi[t] = _mm256_add_epi32(
+                    sumi[t], _mm256_add_epi32(_mm256_add_epi32(p1, p2), _mm256_add_epi32(p3, p4)));
             }
         }
         const float d = half(b[i].d);
         for (int t = 0; t < N; ++t)
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(x[t * xStride + i].d * d),
-                _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(
+                _mm256_set1_ps(x[t * xStride + i].d * d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     }
     for (int t = 0; t < N; ++t)
         out[t] = horizontalSum(acc[t]);
@@ -304,8 +297,8 @@ bool hasQ8KTokensAvx2(TensorType type)
     return type == TensorType::Q4_K || type == TensorType::Q6_K;
 }
 
-void dotRowQ8KTokensAvx2(TensorType type, const void* row, const BlockQ8K* x,
-    std::int64_t xStride, int count, std::int64_t n, float* out)
+void dotRowQ8KTokensAvx2(TensorType type, const void* row, const BlockQ8K* x, std::int64_t xStride,
+    int count, std::int64_t n, float* out)
 {
     assert(hasQ8KTokensAvx2(type) && count >= 1 && count <= 4);
     const std::int64_t nb = n / kQK_K;

@@ -16,6 +16,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#include "kernels/cpu/simd_sum.h"
+
 #include <immintrin.h>
 
 #define CW_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")))
@@ -43,18 +45,9 @@ CW_AVX512 inline __m512i halves(short a, short b)
 // Word-permute indices: lane base+k in every 16-bit lane of 128-bit quarter k.
 CW_AVX512 inline __m512i quarters(short base)
 {
-    return _mm512_inserti64x4(
-        _mm512_castsi256_si512(
-            _mm256_set_m128i(_mm_set1_epi16(short(base + 1)), _mm_set1_epi16(base))),
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set_m128i(
+                                  _mm_set1_epi16(short(base + 1)), _mm_set1_epi16(base))),
         _mm256_set_m128i(_mm_set1_epi16(short(base + 3)), _mm_set1_epi16(short(base + 2))), 1);
-}
-
-CW_AVX512 inline float horizontalSum256(__m256 v)
-{
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 // Scales (16-bit lanes 0-7) and mins (lanes 8-15) of a Q4_K block; see dot_q8k_avx2.cpp.
@@ -122,7 +115,7 @@ CW_AVX512 void dotQ4K(
         }
     }
     for (int t = 0; t < N; ++t)
-        out[t] = _mm512_reduce_add_ps(acc[t]) - horizontalSum256(accMins[t]);
+        out[t] = _mm512_reduce_add_ps(acc[t]) - simd::horizontalSum(accMins[t]);
 }
 
 // One Q6_K row against N tokens, as dotQ4K above.
@@ -160,8 +153,7 @@ CW_AVX512 void dotQ6K(
             const __m512i q12 = _mm512_or_si512(_mm512_and_si512(ql, lowMask),
                 _mm512_slli_epi16(_mm512_and_si512(qhPair, three), 4));
             // Values 64-127: high nibbles with qh bits 4-5 and 6-7.
-            const __m512i q34 = _mm512_or_si512(
-                _mm512_and_si512(_mm512_srli_epi16(ql, 4), lowMask),
+            const __m512i q34 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), lowMask),
                 _mm512_and_si512(qhPair, highBits));
             const __m512i s12 = _mm512_permutexvar_epi16(groupsLow[h], scales);
             const __m512i s34 = _mm512_permutexvar_epi16(groupsHigh[h], scales);
@@ -175,8 +167,8 @@ CW_AVX512 void dotQ6K(
         }
         const float d = _cvtsh_ss(b[i].d);
         for (int t = 0; t < N; ++t)
-            acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(x[t * xStride + i].d * d),
-                _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm512_fmadd_ps(
+                _mm512_set1_ps(x[t * xStride + i].d * d), _mm512_cvtepi32_ps(sumi[t]), acc[t]);
     }
     for (int t = 0; t < N; ++t)
         out[t] = _mm512_reduce_add_ps(acc[t]);
