@@ -168,11 +168,13 @@ FoldModels fitFoldModels(const std::vector<PreparedContract>& prepared, int fold
 
 } // namespace
 
-EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int folds,
-    const TrainingOptions& options, const std::function<void(const QString&)>& log)
+Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts, int folds,
+    const TrainingOptions& options, const std::function<void(const QString&)>& log,
+    const FindingsRefiner& refine, int limit)
 {
     EvaluationResult result;
-    result.contracts = int(contracts.size());
+    const int scored = limit > 0 ? std::min(limit, int(contracts.size())) : int(contracts.size());
+    result.contracts = scored;
     result.folds = folds;
     QElapsedTimer clock;
     clock.start();
@@ -194,7 +196,7 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
     for (int fold = 0; fold < folds; ++fold) {
         const ClauseModel model = withThresholds(models.outer[size_t(fold)], prepared,
             models.heldOut[size_t(fold)], options.presenceCues);
-        for (int i = fold; i < int(prepared.size()); i += folds) {
+        for (int i = fold; i < scored; i += folds) {
             const PreparedContract& p = prepared[size_t(i)];
             const QString& text = p.source->text;
             QElapsedTimer timer;
@@ -202,8 +204,14 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
             // Recompute features as a review would, to time the whole path honestly.
             const QList<ClauseCandidate> candidates = buildCandidates(text, {});
             const auto scores = scoreCandidates(model, text, candidates);
-            const QList<Finding> findings = fastFindings(model, text, candidates, scores);
+            QList<Finding> findings = fastFindings(model, text, candidates, scores);
             totalMs += double(timer.nsecsElapsed()) / 1e6;
+            if (refine) {
+                auto refined = refine(*p.source, findings);
+                if (!refined)
+                    return makeError(p.source->id.toStdString() + ": " + refined.error().message);
+                findings = std::move(*refined);
+            }
             for (int k = 0; k < names.size(); ++k) {
                 CategoryScore& s = result.categories[k];
                 QList<const Finding*> mine;
@@ -284,7 +292,7 @@ EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int
     result.spanF1 = result.spanPrecision + result.spanRecall > 0
         ? 2 * result.spanPrecision * result.spanRecall / (result.spanPrecision + result.spanRecall)
         : 0.0;
-    result.millisecondsPerContract = contracts.isEmpty() ? 0.0 : totalMs / double(contracts.size());
+    result.millisecondsPerContract = scored == 0 ? 0.0 : totalMs / double(scored);
     return result;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/heads/clause_trainer.h"
+#include "engine/common/result.h"
 
 #include <QJsonObject>
 #include <QString>
@@ -33,11 +34,19 @@ struct EvaluationResult {
     QJsonObject toJson() const;
 };
 
+// Turns the fast heads' findings of one held-out contract into the findings that are scored:
+// `eval-heads --heads llm|all` asks the language model there, so its candidates come from
+// fast heads that never saw the contract. An error stops the evaluation.
+using FindingsRefiner = std::function<Result<QList<Finding>>(
+    const LabelledContract& contract, const QList<Finding>& fastFindings)>;
+
 // k-fold cross-validation of the fast heads: for each fold, train on the other folds
 // (thresholds from inner folds of those only), then run the heads on the held-out
-// contracts exactly as a review does and score them against the lawyers' labels.
-EvaluationResult evaluateFastHeads(const QList<LabelledContract>& contracts, int folds,
-    const TrainingOptions& options, const std::function<void(const QString&)>& log = {});
+// contracts exactly as a review does and score them against the lawyers' labels. With a
+// refiner, only the first `limit` contracts (0: all) are scored, each through the refiner.
+Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts, int folds,
+    const TrainingOptions& options, const std::function<void(const QString&)>& log = {},
+    const FindingsRefiner& refine = {}, int limit = 0);
 
 // The findings the fast heads report for one contract (classifier + document-level rules +
 // fields). Shared by the plugin head and the evaluation so both measure the same thing.

@@ -1,7 +1,15 @@
-// `clausewright-cli eval-heads`: k-fold cross-validation of the fast heads on labelled
-// contracts (CUAD JSON Lines): presence P/R/F1 per category, span F1, field accuracy.
+// `clausewright-cli eval-heads`: k-fold cross-validation of the clause heads on labelled
+// contracts (CUAD JSON Lines): presence P/R/F1 per category, span F1, field accuracy. With
+// --heads llm|all the language model reviews each held-out contract after the fast heads of
+// its fold, as `review --heads llm|all` does.
 #include "app/cli/cli_command.h"
 #include "app/heads/heads_evaluation.h"
+#include "app/ingest/document_reader.h"
+#include "app/llm_review/finding_merge.h"
+#include "app/llm_review/llm_session.h"
+#include "app/llm_review/model_review.h"
+#include "app/playbook/playbook.h"
+#include "app/segment/clause_segmenter.h"
 
 #include <CLI/CLI.hpp>
 #include <QJsonDocument>
@@ -9,6 +17,33 @@
 #include <cstdio>
 
 namespace {
+
+// The clause of `clauses` (in text order) that holds `offset`, or -1.
+int clauseAt(const QList<cw::Clause>& clauses, qsizetype offset)
+{
+    for (qsizetype i = 0; i < clauses.size(); ++i) {
+        if (clauses[i].start <= offset && offset < clauses[i].end)
+            return int(i);
+    }
+    return -1;
+}
+
+// The model's pass over one held-out contract, on the text alone (offsets are the labels').
+cw::Result<QList<cw::Finding>> modelFindings(cw::llm::LlmSession& session,
+    const cw::Playbook& playbook, bool mergeWithFast, const cw::heads::LabelledContract& contract,
+    QList<cw::Finding> fast)
+{
+    const cw::Document document = cw::documentFromText(contract.text, contract.id);
+    const QList<cw::Clause> clauses = cw::segmentClauses(document);
+    // The evaluation's fast findings point at its own candidates; the planner reads clauses.
+    for (cw::Finding& f : fast)
+        f.clauseIndex = clauseAt(clauses, f.start);
+    auto result
+        = cw::llm::runModelReview(session, document, clauses, fast, playbook, [] { return false; });
+    if (!result)
+        return result.error();
+    return mergeWithFast ? cw::llm::mergeFindings(fast, *result) : result->findings;
+}
 
 int runEvalHeads(std::span<char*> args)
 {
@@ -18,8 +53,13 @@ int runEvalHeads(std::span<char*> args)
     int folds = 5;
     app.add_option("--data", data, "labelled contracts, JSON Lines (.jsonl or .jsonl.xz)")
         ->required();
-    app.add_option("--heads", heads, "which heads: fast (llm needs the engine)")
-        ->check(CLI::IsMember({ "fast", "llm" }));
+    std::string modelPath;
+    int limit = 0;
+    app.add_option("--heads", heads, "which heads: fast, llm (the model's findings) or all")
+        ->check(CLI::IsMember({ "fast", "llm", "all" }));
+    app.add_option("--model", modelPath, "GGUF file or Hugging Face folder, for --heads llm|all");
+    app.add_option("--limit", limit, "score only the first N contracts (the model is slow)")
+        ->check(CLI::Range(0, 1000000));
     app.add_option("--folds", folds, "number of folds")->check(CLI::Range(2, 20));
     cw::heads::TrainingOptions options;
     bool fast = false;
@@ -35,9 +75,8 @@ int runEvalHeads(std::span<char*> args)
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    if (heads == "llm") {
-        std::fprintf(
-            stderr, "eval-heads: the LLM head is not available in this build; use --heads fast\n");
+    if (heads != "fast" && modelPath.empty()) {
+        std::fprintf(stderr, "eval-heads: --heads %s needs --model PATH\n", heads.c_str());
         return 2;
     }
     auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data));
@@ -53,14 +92,42 @@ int runEvalHeads(std::span<char*> args)
     options.presenceCues = !noCues;
     if (fast)
         options.epochs = std::max(1, options.epochs / 2);
-    const auto result = cw::heads::evaluateFastHeads(*contracts, folds, options,
-        [](const QString& line) { std::fprintf(stderr, "%s\n", qPrintable(line)); });
-    std::printf("%s\n", qPrintable(result.table()));
-    std::printf("%s\n", QJsonDocument(result.toJson()).toJson(QJsonDocument::Compact).constData());
+    const auto log = [](const QString& line) { std::fprintf(stderr, "%s\n", qPrintable(line)); };
+    cw::heads::FindingsRefiner refine;
+    std::shared_ptr<cw::llm::LlmSession> session;
+    cw::Playbook playbook;
+    if (heads != "fast") {
+        auto opened
+            = cw::llm::LlmSession::open(QString::fromStdString(modelPath), { options.threads });
+        if (!opened) {
+            std::fprintf(stderr, "eval-heads: %s\n", opened.error().message.c_str());
+            return 1;
+        }
+        session = *opened;
+        auto loaded = cw::loadPlaybook(cw::defaultPlaybookPath());
+        if (!loaded) {
+            std::fprintf(stderr, "eval-heads: %s\n", loaded.error().message.c_str());
+            return 1;
+        }
+        playbook = *loaded;
+        const bool merge = heads == "all";
+        refine = [&](const cw::heads::LabelledContract& contract, const QList<cw::Finding>& fast) {
+            log(QStringLiteral("model review of %1").arg(contract.id));
+            return modelFindings(*session, playbook, merge, contract, fast);
+        };
+    }
+    const auto result = cw::heads::evaluateHeads(*contracts, folds, options, log, refine, limit);
+    if (!result) {
+        std::fprintf(stderr, "eval-heads: %s\n", result.error().message.c_str());
+        return 1;
+    }
+    std::printf("%s\n", qPrintable(result->table()));
+    std::printf("%s\n", QJsonDocument(result->toJson()).toJson(QJsonDocument::Compact).constData());
     return 0;
 }
 
 const cw::cli::CliCommandRegistration kRegistration { { "eval-heads",
-    "cross-validate the clause heads on labelled contracts", runEvalHeads } };
+    "cross-validate the clause heads (fast, or with the model) on labelled contracts",
+    runEvalHeads } };
 
 } // namespace
