@@ -16,6 +16,7 @@
 #include <QTableView>
 #include <QTextBlock>
 #include <QVBoxLayout>
+#include <utility>
 
 namespace cw::ui {
 
@@ -108,7 +109,21 @@ void ReviewView::setReview(const cw::Review& review)
     m_model->setReview(&m_review);
     m_detail->showFinding(nullptr, -1);
     showDocument();
+    fitColumns();
+}
+
+void ReviewView::fitColumns()
+{
+    // Long categories and clause headings would push the text column out of sight: they
+    // get their content's width up to a cap (the user can still drag them wider), and the
+    // text takes what is left.
     m_table->resizeColumnsToContents();
+    const int em = m_table->fontMetrics().averageCharWidth();
+    for (const auto& [column, cap] : { std::pair { FindingsTableModel::CategoryColumn, 20 },
+             std::pair { FindingsTableModel::ClauseColumn, 18 } }) {
+        if (m_table->columnWidth(column) > cap * em)
+            m_table->setColumnWidth(column, cap * em);
+    }
     m_table->horizontalHeader()->setSectionResizeMode(
         FindingsTableModel::TextColumn, QHeaderView::Stretch);
 }

@@ -69,6 +69,7 @@ signals:
     void findingSelected(int findingIndex);
 
 private:
+    void fitColumns();
     struct LiveQuestion {
         QStringList categories;
         QString note;
