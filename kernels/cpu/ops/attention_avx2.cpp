@@ -3,9 +3,10 @@
 // compile an empty body that is never called.
 #include "kernels/cpu/ops/attention_avx2.h"
 
+#include "kernels/cpu/ops/ops.h"
+
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include "kernels/cpu/simd_sum.h"
@@ -87,20 +88,8 @@ CW_AVX2 void sharedKvHeads(const float* q, std::int64_t qStride, const float* co
         for (int r = 0; r < R; ++r)
             scratch[r * nKv + j] = horizontalSum(_mm256_add_ps(acc0[r], acc1[r])) * scale;
     }
-    for (int r = 0; r < R; ++r) {
-        float* p = scratch + r * nKv;
-        float mx = -INFINITY;
-        for (std::int64_t j = 0; j < nKv; ++j)
-            mx = std::max(mx, p[j]);
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < nKv; ++j) {
-            p[j] = std::exp(p[j] - mx);
-            sum += p[j];
-        }
-        const float inv = float(1.0 / sum);
-        for (std::int64_t j = 0; j < nKv; ++j)
-            p[j] *= inv;
-    }
+    for (int r = 0; r < R; ++r)
+        softmax(scratch + r * nKv, nKv);
     for (std::int64_t d = 0; d < headDim; d += 8) {
         const bool two = d + 16 <= headDim;
         __m256 acc0[R], acc1[R];
@@ -161,20 +150,9 @@ CW_AVX2 void attentionHeadAvx2(const float* q, std::int64_t qStride, std::int64_
     for (std::int64_t i = 0; i < nQ; ++i) {
         const float* qi = q + i * qStride;
         const std::int64_t seen = std::min(nKv, firstQueryPos + i + 1);
-        float mx = -INFINITY;
-        for (std::int64_t j = 0; j < seen; ++j) {
-            const float s = dot(qi, keys[j], headDim) * scale;
-            scratch[j] = s;
-            mx = std::max(mx, s);
-        }
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < seen; ++j) {
-            scratch[j] = std::exp(scratch[j] - mx);
-            sum += scratch[j];
-        }
-        const float inv = float(1.0 / sum);
         for (std::int64_t j = 0; j < seen; ++j)
-            scratch[j] *= inv;
+            scratch[j] = dot(qi, keys[j], headDim) * scale;
+        softmax(scratch, seen);
         float* o = out + i * outStride;
         std::int64_t d = 0;
         for (; d + 64 <= headDim; d += 64)

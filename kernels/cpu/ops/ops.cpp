@@ -312,22 +312,13 @@ void attentionHead(const float* q, std::int64_t qStride, std::int64_t nQ,
     for (std::int64_t i = 0; i < nQ; ++i) {
         const float* qi = q + i * qStride;
         const std::int64_t seen = std::min(nKv, firstQueryPos + i + 1);
-        float mx = -INFINITY;
-        for (std::int64_t j = 0; j < seen; ++j) {
-            const float s = dotEightWay(qi, keys[j], headDim) * scale;
-            scratch[j] = s;
-            mx = std::max(mx, s);
-        }
-        double sum = 0.0;
-        for (std::int64_t j = 0; j < seen; ++j) {
-            scratch[j] = std::exp(scratch[j] - mx);
-            sum += scratch[j];
-        }
-        const float inv = float(1.0 / sum);
+        for (std::int64_t j = 0; j < seen; ++j)
+            scratch[j] = dotEightWay(qi, keys[j], headDim) * scale;
+        softmax(scratch, seen);
         float* o = out + i * outStride;
         std::fill(o, o + headDim, 0.0f);
         for (std::int64_t j = 0; j < seen; ++j) {
-            const float p = scratch[j] * inv;
+            const float p = scratch[j];
             const float* vj = values[j];
             for (std::int64_t d = 0; d < headDim; ++d)
                 o[d] += p * vj[d];
