@@ -1,0 +1,62 @@
+#pragma once
+
+// The mixture-of-experts block on the device: router softmax and top-k, the routed experts
+// (tokens grouped by expert so each expert's weights are read once per step), and the shared
+// expert's sigmoid gate. No host round trip: expert choices stay in device memory.
+//
+// All functions enqueue on `stream`, never synchronise, never allocate, and return the launch
+// error.
+
+#include "kernels/cuda/cuda_step.h"
+#include "kernels/cuda/quant/quant_products.h"
+#include "kernels/tensor_type.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cw::kernels::cuda {
+
+// A stack of `experts` matrices in device memory: expert e's row r starts at
+// data + e * expertStride + (rowOffset + r) * rowStride (rowOffset: the up half of a fused
+// gate_up stack).
+struct DeviceExpertStack {
+    TensorType type = TensorType::F32;
+    const void* data = nullptr;
+    std::size_t expertStride = 0; // bytes
+    std::size_t rowStride = 0; // bytes
+    std::int64_t rowOffset = 0;
+    std::int64_t rows = 0;
+    std::int64_t cols = 0;
+    std::int64_t experts = 0;
+};
+
+// Per token row t of logits [tokens][experts] (row stride experts): softmax over the experts,
+// the k largest probabilities (ties keep the lower expert index, as the CPU's ops::topK), and
+// their weights, divided by their sum when `renormalise`. ids/weights: [tokens][k], each
+// row's ids in descending probability.
+cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t experts, int k,
+    bool renormalise, std::int32_t* ids, float* weights, cudaStream_t stream);
+
+// out[t] = sum_j weights[t][j] * down_e(silu(gate_e x[t]) * up_e x[t]) with e = ids[t][j],
+// for t < tokens (x and out: [tokens][hidden], hidden = gate.cols = down.rows). out is
+// overwritten. Decode-sized batches read only the chosen experts' rows; larger batches group
+// the token rows per expert and run each expert's products on the tensor cores.
+cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
+    cublasHandle_t cublas, cudaStream_t stream);
+std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,
+    const DeviceExpertStack& down, GemmPrecision precision);
+
+// out[t][c] += sigmoid(dot(gateWeight, x[t])) * down[t][c] for c < hidden: the shared
+// expert's output behind its scalar gate (gateWeight: [hidden] f32).
+cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const float* down,
+    std::int64_t tokens, std::int64_t hidden, float* out, cudaStream_t stream);
+
+// In place, x[i] = silu(gate[i]) * x[i] for i < n.
+cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t stream);
+
+} // namespace cw::kernels::cuda

@@ -1,0 +1,34 @@
+#pragma once
+
+// Row-wise element kernels of the forward pass on f32 device rows. All functions enqueue on
+// `stream`, never synchronise, never allocate, and return the launch error.
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace cw::kernels::cuda {
+
+// out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w (w: [n], may be null) for r < rows; rows of n
+// values, xStride / outStride floats apart. out may alias x. Same formula as ops::rmsNorm.
+cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, std::int64_t rows,
+    std::int64_t n, float eps, float* out, std::int64_t outStride, cudaStream_t stream);
+
+// The residual step between blocks: hidden[r] += delta[r] (skipped when delta is null), then
+// normed[r] = rmsNorm(hidden[r]) * w. Rows of n values, contiguous.
+cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, std::int64_t rows,
+    std::int64_t n, float eps, float* normed, cudaStream_t stream);
+
+// Gathers rows: out[i] = x[rows[i]] (rows of n values, contiguous); `rows` on the device.
+cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,
+    std::int64_t n, float* out, cudaStream_t stream);
+
+// Adds the number of non-finite values among x[0, n) to *count (device int, not reset).
+cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStream_t stream);
+
+// For each row r < rows: index[r] = the index of the largest of x[r][0, n) (the lowest index
+// among equals), value[r] = that value. For greedy decoding without copying the logits.
+cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::int32_t* index,
+    float* value, cudaStream_t stream);
+
+} // namespace cw::kernels::cuda
