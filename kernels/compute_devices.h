@@ -25,4 +25,9 @@ std::vector<ComputeDevice> listComputeDevices();
 // Number of usable CUDA devices; 0 without a driver, a GPU or CUDA support.
 int cudaDeviceCount();
 
+// Memory bandwidth of CUDA device `index` in bytes per second, measured with device-to-device
+// copies of a 1 GiB buffer (bytes read plus bytes written, median of 10); 0 when it cannot be
+// measured (no device, no room).
+double cudaCopyBandwidth(int index);
+
 } // namespace cw::kernels

@@ -9,8 +9,8 @@ namespace cw {
 // What the desktop application remembers between runs (QSettings under the hood).
 struct ModelSettings {
     QString modelPath; // GGUF file or Hugging Face folder; empty: fast heads only
-    QString device = QStringLiteral("cpu"); // "cpu" or "cuda:N"
-    int contextLength = 32768;
+    QString device = QStringLiteral("cpu"); // "cpu" or "cuda:N" (engine::ModelOptions::device)
+    int contextLength = 32768; // tokens per sequence (sizes the GPU's KV pool)
     int threads = 0; // 0: all cores
 };
 

@@ -24,6 +24,8 @@ ReviewOptions ReviewQueue::effectiveOptions() const
         if (!model.modelPath.isEmpty()) {
             options.modelPath = model.modelPath;
             options.modelThreads = model.threads;
+            options.modelDevice = model.device;
+            options.modelContext = model.contextLength;
             if (options.heads == QLatin1String("fast"))
                 options.heads = QStringLiteral("all");
         }

@@ -20,9 +20,12 @@ Result<std::shared_ptr<LlmSession>> LlmSession::open(
         return makeError(path.toStdString() + ": tokenizer: " + tokenizer.error().message);
     std::shared_ptr<LlmSession> session(new LlmSession);
     session->m_path = path;
+    session->m_options = options;
     session->m_chatTemplate = engine::ChatTemplate::fromJinja(description->chatTemplate);
     engine::ModelOptions modelOptions;
     modelOptions.threads = options.threads;
+    modelOptions.device = options.device.toStdString();
+    modelOptions.contextLength = options.contextLength;
     auto model = engine::Model::create(std::move(*description), modelOptions);
     if (!model)
         return makeError(path.toStdString() + ": " + model.error().message);
@@ -45,7 +48,7 @@ Result<std::shared_ptr<LlmSession>> LlmSessionCache::get(
 {
     std::lock_guard guard(m_mutex);
     const QString canonical = QFileInfo(path).absoluteFilePath();
-    if (m_session && m_session->path() == canonical)
+    if (m_session && m_session->path() == canonical && m_session->options() == options)
         return m_session;
     m_session.reset(); // free the old weights before loading the new ones
     auto opened = LlmSession::open(canonical, options);

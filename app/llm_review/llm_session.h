@@ -13,7 +13,10 @@
 namespace cw::llm {
 
 struct LlmSessionOptions {
-    int threads = 0; // 0: every core
+    int threads = 0; // CPU threads; 0: every core
+    QString device = QStringLiteral("cpu"); // engine::ModelOptions::device: cpu, cuda:N, auto
+    std::int64_t contextLength = 0; // tokens per sequence; 0: the model's (capped on a GPU)
+    bool operator==(const LlmSessionOptions&) const = default;
 };
 
 // A language model loaded for reviews: weights, tokenizer, chat template and the vocabulary
@@ -34,13 +37,15 @@ public:
     {
         return m_vocabulary;
     }
-    std::int64_t contextLength() const { return m_model->hparams().contextLength; }
+    std::int64_t contextLength() const { return m_model->contextLength(); }
+    const LlmSessionOptions& options() const { return m_options; }
     std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(m_mutex); }
 
 private:
     LlmSession() = default;
 
     QString m_path;
+    LlmSessionOptions m_options;
     std::unique_ptr<engine::Model> m_model;
     std::unique_ptr<engine::Tokenizer> m_tokenizer;
     engine::ChatTemplate m_chatTemplate;
@@ -48,7 +53,8 @@ private:
     std::mutex m_mutex;
 };
 
-// Keeps the last session opened, so reviews with the same model path share it. Thread-safe.
+// Keeps the last session opened, so reviews with the same model path and options (device,
+// context, threads: everything that changes the loaded model) share it. Thread-safe.
 class LlmSessionCache {
 public:
     Result<std::shared_ptr<LlmSession>> get(

@@ -54,6 +54,8 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
     report(0, 0);
     llm::LlmSessionOptions sessionOptions;
     sessionOptions.threads = options.threads;
+    sessionOptions.device = options.device;
+    sessionOptions.contextLength = options.contextLength;
     auto session = sessions.get(options.modelPath, sessionOptions);
     if (!session)
         return session.error();

@@ -17,6 +17,8 @@ struct ModelStageOptions {
     QString modelPath;
     QString heads; // "llm": the model's findings only; "all": merged with the fast heads'
     int threads = 0;
+    QString device = QStringLiteral("cpu");
+    qint64 contextLength = 0;
 };
 
 // The language model's part of a review: loads (or reuses) the model, asks it about the

@@ -197,7 +197,7 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
         if (!sessions)
             sessions = &ownSessions.emplace();
         const ModelStageOptions stageOptions { options.modelPath, options.heads,
-            options.modelThreads };
+            options.modelThreads, options.modelDevice, options.modelContext };
         auto staged = runModelStage(
             review, fastFindings, *playbook, stageOptions, *sessions, cancelled, events);
         if (!staged && options.heads == "llm")

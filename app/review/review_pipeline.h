@@ -26,6 +26,8 @@ struct ReviewOptions {
     QString heads = QStringLiteral("fast"); // "fast", "llm" or "all"
     QString modelPath; // GGUF file or Hugging Face folder, for llm heads
     int modelThreads = 0; // CPU threads for the model; 0: every core
+    QString modelDevice = QStringLiteral("cpu"); // cpu, cuda:N or auto (engine::ModelOptions)
+    qint64 modelContext = 0; // tokens per sequence; 0: the model's (capped on a GPU)
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
     QString password; // of an encrypted PDF; empty: the one given in this session, if any

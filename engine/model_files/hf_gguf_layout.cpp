@@ -188,7 +188,9 @@ std::vector<GgufTensorSpec> ggufTensorLayout(const HyperParameters& h)
     return specs;
 }
 
-std::optional<std::uint32_t> llamaFileType(std::string_view mix)
+namespace {
+
+const std::map<std::string_view, std::uint32_t>& llamaFileTypes()
 {
     static const std::map<std::string_view, std::uint32_t> kTypes = {
         { "f32", 0 },
@@ -205,6 +207,22 @@ std::optional<std::uint32_t> llamaFileType(std::string_view mix)
         { "q6_k", 18 },
         { "bf16", 32 },
     };
+    return kTypes;
+}
+
+} // namespace
+
+std::optional<std::string> llamaFileTypeName(std::uint32_t fileType)
+{
+    for (const auto& [name, number] : llamaFileTypes())
+        if (number == fileType)
+            return std::string(name);
+    return std::nullopt;
+}
+
+std::optional<std::uint32_t> llamaFileType(std::string_view mix)
+{
+    const auto& kTypes = llamaFileTypes();
     std::string lower(mix);
     for (auto& c : lower)
         c = char(std::tolower(static_cast<unsigned char>(c)));

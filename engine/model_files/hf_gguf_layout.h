@@ -47,6 +47,8 @@ std::vector<GgufTensorSpec> ggufTensorLayout(const HyperParameters& hparams);
 
 // llama.cpp's general.file_type for a mix name ("q4_k_m" -> 15); nullopt for unknown mixes.
 std::optional<std::uint32_t> llamaFileType(std::string_view mix);
+// The mix's name for a general.file_type number ("q4_k_m" for 15); nullopt if unknown.
+std::optional<std::string> llamaFileTypeName(std::uint32_t fileType);
 
 struct GgufModelFacts {
     std::string name; // general.name

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/runtime/kv_block_store.h"
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 namespace cw::engine {
@@ -11,13 +11,13 @@ namespace cw::engine {
 // A pool of fixed-size KV blocks shared by every sequence of a model. A block holds
 // `blockTokens` positions of keys and values for all attention layers. Blocks are reference
 // counted so a forked sequence shares its parent's prefix; a sequence that writes into a
-// shared block first takes a private copy (copy on write).
+// shared block first takes a private copy (copy on write). The bytes live in the backend's
+// KvBlockStore; this class only decides which block holds what.
 class KvCachePool {
 public:
-    KvCachePool(int attentionLayers, std::int64_t kvWidth, int blockTokens, std::int64_t maxBlocks);
+    KvCachePool(int blockTokens, std::int64_t maxBlocks, KvBlockStore& store);
 
     int blockTokens() const { return m_blockTokens; }
-    std::int64_t kvWidth() const { return m_kvWidth; }
     std::int64_t blocksInUse() const { return m_inUse; }
     std::int64_t maxBlocks() const { return m_maxBlocks; }
 
@@ -28,19 +28,12 @@ public:
     // A private copy of `block` (refcount 1); the original loses one reference.
     Result<int> copyOnWrite(int block);
 
-    float* key(int block, int layer, int slot);
-    float* value(int block, int layer, int slot);
-
 private:
-    std::size_t blockFloats() const;
-
-    int m_layers;
-    std::int64_t m_kvWidth;
     int m_blockTokens;
     std::int64_t m_maxBlocks;
     std::int64_t m_inUse = 0;
-    std::vector<std::unique_ptr<float[]>> m_blocks;
-    std::vector<int> m_refs;
+    KvBlockStore* m_store;
+    std::vector<int> m_refs; // one per block ever made usable
     std::vector<int> m_free;
 };
 

@@ -1,16 +1,11 @@
 #include "engine/runtime/model.h"
 
-#include "engine/models/layers.h"
-#include "kernels/cpu/ops/ops.h"
-#include "kernels/cpu/quant/dequantize.h"
+#include "engine/backend/backend_factory.h"
 
 #include <algorithm>
-#include <cstring>
 #include <string>
 
 namespace cw::engine {
-
-namespace ops = kernels::ops;
 
 Sequence::Sequence(Model& model)
     : m_model(&model)
@@ -19,11 +14,14 @@ Sequence::Sequence(Model& model)
 
 Sequence::~Sequence()
 {
-    m_model->releaseBlocks(*this);
+    m_model->releaseSequence(*this);
 }
 
 Result<std::unique_ptr<Model>> Model::create(ModelDescription description, ModelOptions options)
 {
+    auto device = parseDevice(options.device);
+    if (!device)
+        return device.error();
     Result<ModelWeights> weights = makeError("unsupported architecture");
     switch (description.hparams.architecture) {
     case Architecture::Qwen3Moe:
@@ -35,12 +33,55 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
     }
     if (!weights)
         return makeError(description.sourcePath + ": " + weights.error().message);
-    if (options.kvBlockTokens <= 0 || options.prefillChunk <= 0)
-        return makeError("KV block size and prefill chunk must be positive");
-    return std::unique_ptr<Model>(new Model(std::move(description), std::move(*weights), options));
+    if (options.kvBlockTokens <= 0 || options.prefillChunk < 0 || options.maxSequences <= 0)
+        return makeError("KV block size and sequence count must be positive, the prefill chunk not "
+                         "negative");
+    if (options.contextLength < 0)
+        return makeError("the context length must not be negative");
+    std::unique_ptr<Model> model(new Model(std::move(description), std::move(*weights), options));
+
+    const auto& hp = model->hparams();
+    const bool mayUseGpu = device->kind != DeviceSpec::Kind::Cpu;
+    std::int64_t context = hp.contextLength > 0 ? hp.contextLength : kDefaultGpuContext;
+    if (options.contextLength > 0) {
+        if (hp.contextLength > 0 && options.contextLength > hp.contextLength)
+            return makeError("a context of " + std::to_string(options.contextLength)
+                + " tokens is more than the model's " + std::to_string(hp.contextLength));
+        context = options.contextLength;
+    } else if (mayUseGpu) {
+        context = std::min(context, kDefaultGpuContext);
+    }
+    model->m_contextLength = context;
+
+    BackendRequest request;
+    request.device = *device;
+    request.threads = options.threads;
+    request.integerProducts = options.integerProducts;
+    request.gpuPrecision = options.gpuPrecision;
+    auto& capacity = request.capacity;
+    capacity.contextLength = context;
+    capacity.kvBlockTokens = options.kvBlockTokens;
+    capacity.maxSequences = options.maxSequences;
+    std::int64_t kvTokens = options.maxKvTokens;
+    if (kvTokens <= 0)
+        kvTokens = mayUseGpu ? 2 * context + 1024 * std::int64_t(options.maxSequences - 1)
+                             : 8 * std::max<std::int64_t>(context, 4096);
+    capacity.kvBlocks = (kvTokens + options.kvBlockTokens - 1) / options.kvBlockTokens;
+    // Prefill chunk: the GPU's tensor cores want large products; the CPU shorter steps so a
+    // cancel lands quickly. The GPU's step workspace is sized for the largest step.
+    const std::int64_t chunk = options.prefillChunk > 0 ? options.prefillChunk : 0;
+    capacity.maxStepRows = std::max<std::int64_t>(chunk > 0 ? chunk : 4096, options.maxSequences);
+    auto backend = createBackend(model->m_description, model->m_weights, request);
+    if (!backend)
+        return backend.error();
+    model->m_backend = std::move(*backend);
+    model->m_prefillChunk = chunk > 0 ? chunk : (model->m_backend->isGpu() ? 4096 : 256);
+    model->m_kv = std::make_unique<KvCachePool>(
+        options.kvBlockTokens, capacity.kvBlocks, model->m_backend->kvStore());
+    return model;
 }
 
-Model::Model(ModelDescription description, ModelWeights weights, ModelOptions options)
+Model::Model(ModelDescription description, ModelWeights weights, const ModelOptions& options)
     : m_description(std::move(description))
     , m_weights(std::move(weights))
     , m_options(options)
@@ -51,28 +92,19 @@ Model::Model(ModelDescription description, ModelWeights weights, ModelOptions op
         else
             ++m_deltaLayers;
     }
-    const auto& hp = m_description.hparams;
-    m_pool = std::make_unique<kernels::ThreadPool>(options.threads);
-    std::int64_t maxTokens = options.maxKvTokens;
-    if (maxTokens <= 0)
-        maxTokens = 8 * std::max<std::int64_t>(hp.contextLength, 4096);
-    m_kv = std::make_unique<KvCachePool>(m_attentionLayers, hp.numKvHeads * hp.headDim,
-        options.kvBlockTokens, (maxTokens + options.kvBlockTokens - 1) / options.kvBlockTokens);
 }
 
 Model::~Model() = default;
 
 std::unique_ptr<Sequence> Model::newSequence()
 {
-    const auto& hp = hparams();
     std::unique_ptr<Sequence> s(new Sequence(*this));
-    const std::int64_t convDim = 2 * hp.linearNumKeyHeads * hp.linearKeyHeadDim
-        + hp.linearNumValueHeads * hp.linearValueHeadDim;
-    for (int i = 0; i < m_deltaLayers; ++i) {
-        s->m_convState.emplace_back(std::size_t(convDim * (hp.linearConvKernel - 1)), 0.0f);
-        s->m_recurrentState.emplace_back(
-            std::size_t(hp.linearNumValueHeads * hp.linearKeyHeadDim * hp.linearValueHeadDim),
-            0.0f);
+    if (m_deltaLayers > 0) {
+        auto slot = m_backend->newState();
+        if (slot)
+            s->m_stateSlot = *slot;
+        else
+            s->m_stateError = slot.error().message;
     }
     return s;
 }
@@ -84,42 +116,71 @@ std::unique_ptr<Sequence> Model::fork(const Sequence& parent)
     s->m_blocks = parent.m_blocks;
     for (int block : s->m_blocks)
         m_kv->retain(block);
-    s->m_convState = parent.m_convState;
-    s->m_recurrentState = parent.m_recurrentState;
+    if (m_deltaLayers > 0) {
+        auto slot = parent.m_stateSlot >= 0 ? m_backend->copyState(parent.m_stateSlot)
+                                            : Result<int>(makeError(parent.m_stateError));
+        if (slot)
+            s->m_stateSlot = *slot;
+        else
+            s->m_stateError = slot.error().message;
+    }
     return s;
 }
 
-void Model::releaseBlocks(Sequence& sequence)
+void Model::releaseSequence(Sequence& sequence)
 {
     for (int block : sequence.m_blocks)
         m_kv->release(block);
     sequence.m_blocks.clear();
+    if (sequence.m_stateSlot >= 0)
+        m_backend->releaseState(sequence.m_stateSlot);
+    sequence.m_stateSlot = -1;
 }
 
-namespace {
-
-Error nonFinite(std::int64_t layer, const char* part)
+Result<void> Model::reserveBlocks(const ForwardRequest& r)
 {
-    return makeError("the forward pass produced NaN or Inf in the hidden state after the "
-        + std::string(part) + " of layer " + std::to_string(layer));
+    // KV blocks for the new positions; a shared partly filled block is copied first.
+    const int bt = m_kv->blockTokens();
+    auto& blocks = r.sequence->m_blocks;
+    const std::int64_t len = r.sequence->length();
+    if (len % bt != 0) {
+        auto own = m_kv->copyOnWrite(blocks.back());
+        if (!own)
+            return own.error();
+        blocks.back() = *own;
+    }
+    const std::int64_t need = (len + std::int64_t(r.tokens.size()) + bt - 1) / bt;
+    while (std::int64_t(blocks.size()) < need) {
+        auto b = m_kv->allocate();
+        if (!b)
+            return b.error();
+        blocks.push_back(*b);
+    }
+    return {};
 }
-
-} // namespace
 
 Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
 {
+    auto out = run(requests, true);
+    if (!out)
+        return out.error();
+    return std::move(out->logits);
+}
+
+Result<std::vector<std::int32_t>> Model::stepGreedy(std::span<const ForwardRequest> requests)
+{
+    auto out = run(requests, false);
+    if (!out)
+        return out.error();
+    return std::move(out->greedy);
+}
+
+Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, bool wantLogits)
+{
     const auto& hp = hparams();
-    StepContext ctx;
-    ctx.hp = &hp;
-    ctx.conventions = &m_description.conventions;
-    ctx.weights = &m_weights;
-    ctx.pool = m_pool.get();
-    ctx.kv = m_kv.get();
-    ctx.timers = &m_timers;
-    ctx.integerProducts = m_options.integerProducts;
-    ctx.workspace = &m_workspace;
-    ++m_timers.steps;
-    std::int64_t outRows = 0;
+    BackendStep plan;
+    std::vector<std::int32_t> tokens;
+    std::int64_t rows = 0;
     for (const auto& r : requests) {
         if (!r.sequence || r.sequence->m_model != this)
             return makeError("a forward request names a sequence of another model");
@@ -130,135 +191,74 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
                 return makeError("token id " + std::to_string(id) + " is outside the vocabulary of "
                     + std::to_string(hp.vocabSize));
         const std::int64_t after = r.sequence->length() + std::int64_t(r.tokens.size());
-        if (hp.contextLength > 0 && after > hp.contextLength)
+        if (after > m_contextLength)
             return makeError("the sequence would hold " + std::to_string(after)
-                + " tokens, more than the model's context of " + std::to_string(hp.contextLength));
-        StepSequence s;
-        s.row0 = ctx.rows;
+                + " tokens, more than the context of " + std::to_string(m_contextLength));
+        if (m_deltaLayers > 0 && r.sequence->m_stateSlot < 0)
+            return makeError(
+                "no recurrent-state slot for this sequence: " + r.sequence->m_stateError);
+        BackendSequence s;
+        s.row0 = rows;
         s.n = std::int64_t(r.tokens.size());
         s.pos0 = r.sequence->length();
         s.kvBlocks = &r.sequence->m_blocks;
-        ctx.sequences.push_back(s);
-        ctx.rows += s.n;
-        outRows += r.allLogits ? s.n : 1;
+        s.stateSlot = r.sequence->m_stateSlot;
+        plan.sequences.push_back(s);
+        tokens.insert(tokens.end(), r.tokens.begin(), r.tokens.end());
+        const std::int64_t first = r.allLogits ? rows : rows + s.n - 1;
+        for (std::int64_t t = first; t < rows + s.n; ++t)
+            plan.logitRows.push_back(t);
+        rows += s.n;
     }
     for (std::size_t i = 0; i < requests.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (requests[i].sequence == requests[j].sequence)
                 return makeError("a sequence appears twice in one forward step");
-    // KV blocks for the new positions; a shared partly filled block is copied first.
-    if (m_attentionLayers > 0) {
-        const int bt = m_kv->blockTokens();
-        for (const auto& r : requests) {
-            auto& blocks = r.sequence->m_blocks;
-            const std::int64_t len = r.sequence->length();
-            if (len % bt != 0) {
-                auto own = m_kv->copyOnWrite(blocks.back());
-                if (!own)
-                    return own.error();
-                blocks.back() = *own;
-            }
-            const std::int64_t need = (len + std::int64_t(r.tokens.size()) + bt - 1) / bt;
-            while (std::int64_t(blocks.size()) < need) {
-                auto b = m_kv->allocate();
-                if (!b)
-                    return b.error();
-                blocks.push_back(*b);
-            }
-        }
-    }
-
-    const std::int64_t T = ctx.rows, H = hp.hiddenSize;
-    auto& hidden = m_workspace.hidden;
-    auto& normed = m_workspace.normed;
-    auto& delta = m_workspace.delta;
-    const std::size_t rowValues = static_cast<std::size_t>(T * H);
-    hidden.resize(rowValues);
-    normed.resize(rowValues);
-    delta.resize(rowValues);
-    {
-        PartTimer time(&m_timers, StepPart::Embedding);
-        const auto* emb = m_weights.embedding;
-        const std::size_t stride = std::size_t(*kernels::rowBytes(emb->type, std::uint64_t(H)));
-        std::int64_t row = 0;
+    if (m_attentionLayers > 0)
         for (const auto& r : requests)
-            for (const auto id : r.tokens)
-                kernels::quant::dequantizeRow(
-                    emb->type, emb->data + stride * std::size_t(id), hidden.data() + H * row++, H);
-    }
-    const float eps = float(hp.rmsNormEps);
-    const bool renormalise = hp.architecture == Architecture::Qwen35Moe || hp.normTopkProb;
-    for (std::size_t il = 0; il < m_weights.layers.size(); ++il) {
-        const auto& layer = m_weights.layers[il];
-        PartTimer normTime(&m_timers, StepPart::Norms);
-        for (std::int64_t t = 0; t < T; ++t)
-            ops::rmsNorm(
-                hidden.data() + t * H, layer.inputNorm.data(), H, eps, normed.data() + t * H);
-        normTime.stop();
-        if (layer.kind == LayerKind::FullAttention) {
-            attentionLayer(ctx, layer, normed.data(), delta.data());
-        } else {
-            for (std::size_t i = 0; i < requests.size(); ++i) {
-                ctx.sequences[i].convState
-                    = &requests[i].sequence->m_convState[std::size_t(layer.stateIndex)];
-                ctx.sequences[i].recurrentState
-                    = &requests[i].sequence->m_recurrentState[std::size_t(layer.stateIndex)];
-            }
-            deltaNetLayer(ctx, layer, normed.data(), delta.data());
-        }
-        PartTimer residualTime(&m_timers, StepPart::Norms);
-        for (std::size_t i = 0; i < rowValues; ++i)
-            hidden[i] += delta[i];
-        if (!ops::allFinite(hidden.data(), T * H))
-            return nonFinite(std::int64_t(il),
-                layer.kind == LayerKind::FullAttention ? "attention" : "Gated DeltaNet");
-        for (std::int64_t t = 0; t < T; ++t)
-            ops::rmsNorm(hidden.data() + t * H, layer.postAttentionNorm.data(), H, eps,
-                normed.data() + t * H);
-        residualTime.stop();
-        moeLayer(ctx, layer, renormalise, normed.data(), delta.data());
-        PartTimer moeResidualTime(&m_timers, StepPart::Norms);
-        for (std::size_t i = 0; i < rowValues; ++i)
-            hidden[i] += delta[i];
-        if (!ops::allFinite(hidden.data(), T * H))
-            return nonFinite(std::int64_t(il), "MoE block");
-    }
+            if (auto reserved = reserveBlocks(r); !reserved)
+                return reserved.error();
+    plan.tokens = tokens;
+    plan.wantLogits = wantLogits;
 
-    // Final norm and the LM head on the rows whose logits are wanted.
-    PartTimer headTime(&m_timers, StepPart::OutputHead);
-    std::vector<float> rows(static_cast<std::size_t>(outRows * H));
-    std::int64_t out = 0;
-    for (std::size_t i = 0; i < requests.size(); ++i) {
-        const auto& s = ctx.sequences[i];
-        const std::int64_t first = requests[i].allLogits ? s.row0 : s.row0 + s.n - 1;
-        for (std::int64_t t = first; t < s.row0 + s.n; ++t)
-            ops::rmsNorm(hidden.data() + t * H, m_weights.outputNorm.data(), H, eps,
-                rows.data() + H * out++);
+    // The graph, the same on every backend.
+    Backend& b = *m_backend;
+    if (auto begun = b.beginStep(plan); !begun)
+        return begun.error();
+    b.embed();
+    const int layers = int(m_weights.layers.size());
+    for (int il = 0; il < layers; ++il) {
+        b.norm({ NormSite::Kind::LayerInput, il }, il > 0);
+        if (m_weights.layers[std::size_t(il)].kind == LayerKind::FullAttention)
+            b.attention(il);
+        else
+            b.deltaNet(il);
+        b.norm({ NormSite::Kind::PostAttention, il }, true);
+        b.moe(il);
     }
-    std::vector<float> logits(static_cast<std::size_t>(outRows * hp.vocabSize));
-    linear(ctx, m_weights.output, rows.data(), outRows, logits.data());
-    if (!ops::allFinite(logits.data(), std::int64_t(logits.size())))
-        return makeError("the forward pass produced NaN or Inf in the logits (output head)");
+    b.norm({ NormSite::Kind::Output, 0 }, true);
+    auto out = b.finishStep();
+    if (!out)
+        return out.error();
     for (const auto& r : requests)
         r.sequence->m_tokens.insert(r.sequence->m_tokens.end(), r.tokens.begin(), r.tokens.end());
-    return logits;
+    return out;
 }
 
 Result<std::vector<float>> Model::prefill(
     Sequence& sequence, std::span<const std::int32_t> tokens, bool allLogits)
 {
-    const auto& hp = hparams();
     if (tokens.empty())
         return makeError("the prompt is empty");
-    if (hp.contextLength > 0 && sequence.length() + std::int64_t(tokens.size()) > hp.contextLength)
+    if (sequence.length() + std::int64_t(tokens.size()) > m_contextLength)
         return makeError("the prompt of " + std::to_string(tokens.size())
-            + " tokens does not fit the context of " + std::to_string(hp.contextLength)
-            + " tokens (" + std::to_string(sequence.length()) + " already used)");
+            + " tokens does not fit the context of " + std::to_string(m_contextLength) + " tokens ("
+            + std::to_string(sequence.length()) + " already used)");
     std::vector<float> all;
     std::vector<float> last;
-    for (std::size_t start = 0; start < tokens.size();
-         start += std::size_t(m_options.prefillChunk)) {
-        const std::size_t n = std::min(tokens.size() - start, std::size_t(m_options.prefillChunk));
+    const std::size_t chunk = std::size_t(m_prefillChunk);
+    for (std::size_t start = 0; start < tokens.size(); start += chunk) {
+        const std::size_t n = std::min(tokens.size() - start, chunk);
         const ForwardRequest r { &sequence, tokens.subspan(start, n), allLogits };
         auto logits = step(std::span<const ForwardRequest>(&r, 1));
         if (!logits)

@@ -1,31 +1,47 @@
 #pragma once
 
+#include "engine/backend/backend.h"
 #include "engine/common/result.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "engine/models/step_timers.h"
-#include "engine/models/step_workspace.h"
 #include "engine/runtime/kv_cache.h"
 #include "engine/runtime/sequence.h"
-#include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace cw::engine {
 
 struct ModelOptions {
-    int threads = 0; // 0: every hardware thread
+    // "cpu", "cuda:N" ("cuda" is cuda:0) or "auto" (the first CUDA device when there is one
+    // with room for the model, else the CPU). A CUDA device that cannot take the model is an
+    // error, never a silent fall back to the CPU.
+    std::string device = "cpu";
+    // Tokens per sequence; 0: the model's own context, capped at kDefaultGpuContext on a GPU
+    // (the KV pool is sized from it there).
+    std::int64_t contextLength = 0;
+    // Sequences that may hold recurrent state at once (the GPU's state slots; the CPU grows).
+    int maxSequences = 16;
+    int threads = 0; // CPU threads; 0: every hardware thread
     int kvBlockTokens = 16;
-    std::int64_t maxKvTokens = 0; // 0: 8 contexts' worth (blocks are allocated on demand)
-    std::int64_t prefillChunk = 256; // tokens per step when prefilling a long prompt
+    // KV pool size in tokens; 0: 8 contexts' worth on the CPU (allocated on demand), on a GPU
+    // two contexts plus 1,024 tokens per further sequence (allocated at load).
+    std::int64_t maxKvTokens = 0;
+    // Tokens per step when prefilling a long prompt; 0: 256 on the CPU, 4,096 on a GPU.
+    std::int64_t prefillChunk = 0;
     // K-quant weights (Q4_K, Q5_K, Q6_K) multiply activations rounded to 8 bits per value with
     // integer dot products, as llama.cpp does: several times less work per weight byte than
-    // converting every weight to float. Off: float activations (slower, for comparisons).
+    // converting every weight to float. Off: float activations (slower, for comparisons). CPU.
     bool integerProducts = true;
+    // GPU prefill products: "bf16" (tensor cores, fastest), "tf32" or "f32" (the reference).
+    std::string gpuPrecision = "bf16";
 };
+
+constexpr std::int64_t kDefaultGpuContext = 32768;
 
 // Tokens to add to one sequence in a step, and which logits to return for them.
 struct ForwardRequest {
@@ -34,8 +50,9 @@ struct ForwardRequest {
     bool allLogits = false; // false: only the last token's logits
 };
 
-// A loaded model on the CPU: the description (weights memory-mapped), the weights bound for
-// its architecture's graph, a thread pool and the KV block pool its sequences share.
+// A loaded model: the description (weights memory-mapped), the weights bound for its
+// architecture's graph, the backend that runs the graph (and owns the weights' device copies,
+// the KV storage and the recurrent states), and the KV block pool its sequences share.
 class Model {
 public:
     static Result<std::unique_ptr<Model>> create(
@@ -45,11 +62,16 @@ public:
     const ModelDescription& description() const { return m_description; }
     const HyperParameters& hparams() const { return m_description.hparams; }
     std::int64_t vocabSize() const { return m_description.hparams.vocabSize; }
-    kernels::ThreadPool& threads() { return *m_pool; }
-    const KvCachePool& kvCache() const { return *m_kv; }
+    // Tokens one sequence may hold (ModelOptions::contextLength or the model's own).
+    std::int64_t contextLength() const { return m_contextLength; }
+    std::int64_t kvBlocksInUse() const { return m_kv->blocksInUse(); }
+    std::string deviceName() const { return m_backend->deviceName(); }
+    bool onGpu() const { return m_backend->isGpu(); }
+    std::string memoryPlan() const { return m_backend->memoryPlan(); }
+    std::uint64_t peakMemoryBytes() const { return m_backend->peakMemoryBytes(); }
     // Time per part of the forward pass, summed over steps since the last reset.
-    const StepTimers& stepTimers() const { return m_timers; }
-    void resetStepTimers() { m_timers.reset(); }
+    const StepTimers& stepTimers() const { return m_backend->stepTimers(); }
+    void resetStepTimers() { m_backend->resetStepTimers(); }
 
     std::unique_ptr<Sequence> newSequence();
     // A sequence with the same tokens and state; KV blocks are shared until one of the two
@@ -59,29 +81,35 @@ public:
     // One forward step over several sequences (prefill chunks and decode tokens together).
     // Returns logits rows [rows][vocab] in request order: every token of a request with
     // allLogits, else its last token. Errors: a token id out of range, a sequence that would
-    // exceed the context, a full KV cache, NaN/Inf in the hidden state (names the layer).
-    // One step at a time per Model: steps share its thread pool and its step buffers.
+    // exceed the context, a full KV cache, no free state slot, NaN/Inf in the hidden state
+    // (names the block), a device error (the request fails; the model stays usable).
+    // One step at a time per Model.
     Result<std::vector<float>> step(std::span<const ForwardRequest> requests);
+    // The same step returning only each logit row's greedy token (argmax, lowest id among
+    // equals): on a GPU the logits never leave the device.
+    Result<std::vector<std::int32_t>> stepGreedy(std::span<const ForwardRequest> requests);
 
-    // Feeds a whole prompt in chunks of options.prefillChunk tokens; returns the logits of
-    // every token (allLogits) or of the last.
+    // Feeds a whole prompt in chunks of the prefill chunk; returns the logits of every token
+    // (allLogits) or of the last.
     Result<std::vector<float>> prefill(
         Sequence& sequence, std::span<const std::int32_t> tokens, bool allLogits = false);
 
 private:
     friend class Sequence;
-    Model(ModelDescription description, ModelWeights weights, ModelOptions options);
-    void releaseBlocks(Sequence& sequence);
+    Model(ModelDescription description, ModelWeights weights, const ModelOptions& options);
+    void releaseSequence(Sequence& sequence);
+    Result<void> reserveBlocks(const ForwardRequest& request);
+    Result<StepOutput> run(std::span<const ForwardRequest> requests, bool wantLogits);
 
     ModelDescription m_description;
     ModelWeights m_weights;
     ModelOptions m_options;
-    std::unique_ptr<kernels::ThreadPool> m_pool;
-    std::unique_ptr<KvCachePool> m_kv;
-    int m_attentionLayers = 0;
+    std::int64_t m_contextLength = 0;
+    std::int64_t m_prefillChunk = 0;
     int m_deltaLayers = 0;
-    StepTimers m_timers;
-    StepWorkspace m_workspace; // buffers reused by every step
+    int m_attentionLayers = 0;
+    std::unique_ptr<Backend> m_backend;
+    std::unique_ptr<KvCachePool> m_kv;
 };
 
 } // namespace cw::engine

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace cw::engine {
@@ -8,10 +9,10 @@ namespace cw::engine {
 class Model;
 
 // The state of one token stream on a Model: its tokens, the KV blocks of its attention
-// layers (in the model's shared pool) and the fixed-size conv and recurrent states of its
-// DeltaNet layers. Created by Model::newSequence or Model::fork; it must not outlive the
-// model. After a failed Model::step the sequences of that step are in an undefined state
-// and should be dropped.
+// layers (in the model's shared pool) and the slot of its DeltaNet layers' conv and recurrent
+// states (held by the model's backend). Created by Model::newSequence or Model::fork; it must
+// not outlive the model. After a failed Model::step the sequences of that step are in an
+// undefined state and should be dropped.
 class Sequence {
 public:
     ~Sequence();
@@ -29,8 +30,8 @@ private:
     Model* m_model;
     std::vector<std::int32_t> m_tokens;
     std::vector<int> m_blocks; // block i holds positions [i*blockTokens, (i+1)*blockTokens)
-    std::vector<std::vector<float>> m_convState; // per DeltaNet layer: [convDim][kernel-1]
-    std::vector<std::vector<float>> m_recurrentState; // per DeltaNet layer: [nV][dk][dv]
+    int m_stateSlot = -1; // the backend's recurrent-state slot (-1: none)
+    std::string m_stateError; // why no slot could be taken (reported by the next step)
 };
 
 } // namespace cw::engine

@@ -72,6 +72,11 @@ int cudaDeviceCount()
 {
     return 0;
 }
+
+double cudaCopyBandwidth(int)
+{
+    return 0.0;
+}
 #endif
 
 } // namespace cw::kernels

@@ -2,6 +2,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace cw::kernels {
 
 int cudaDeviceCount()
@@ -33,6 +36,42 @@ std::vector<ComputeDevice> listCudaDevices()
         devices.push_back(std::move(device));
     }
     return devices;
+}
+
+double cudaCopyBandwidth(int index)
+{
+    if (index < 0 || index >= cudaDeviceCount() || cudaSetDevice(index) != cudaSuccess)
+        return 0.0;
+    const std::size_t bytes = std::size_t(1) << 30;
+    void* a = nullptr;
+    void* b = nullptr;
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+        cudaFree(a);
+        cudaGetLastError();
+        return 0.0;
+    }
+    cudaMemset(a, 1, bytes); // never time copies of untouched memory
+    cudaEvent_t start, stop;
+    cudaEventCreate(&start);
+    cudaEventCreate(&stop);
+    std::vector<float> ms;
+    for (int i = 0; i < 12; ++i) {
+        cudaEventRecord(start);
+        cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+        cudaEventRecord(stop);
+        cudaEventSynchronize(stop);
+        float t = 0.0f;
+        cudaEventElapsedTime(&t, start, stop);
+        if (i >= 2) // the first copies warm the clocks up
+            ms.push_back(t);
+    }
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaFree(a);
+    cudaFree(b);
+    std::sort(ms.begin(), ms.end());
+    const float median = ms[ms.size() / 2];
+    return median > 0 ? 2.0 * double(bytes) / (double(median) * 1e-3) : 0.0;
 }
 
 } // namespace cw::kernels

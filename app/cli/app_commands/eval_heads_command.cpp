@@ -53,11 +53,12 @@ int runEvalHeads(std::span<char*> args)
     int folds = 5;
     app.add_option("--data", data, "labelled contracts, JSON Lines (.jsonl or .jsonl.xz)")
         ->required();
-    std::string modelPath;
+    std::string modelPath, device = "cpu";
     int limit = 0;
     app.add_option("--heads", heads, "which heads: fast, llm (the model's findings) or all")
         ->check(CLI::IsMember({ "fast", "llm", "all" }));
     app.add_option("--model", modelPath, "GGUF file or Hugging Face folder, for --heads llm|all");
+    app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--limit", limit, "score only the first N contracts (the model is slow)")
         ->check(CLI::Range(0, 1000000));
     app.add_option("--folds", folds, "number of folds")->check(CLI::Range(2, 20));
@@ -97,8 +98,10 @@ int runEvalHeads(std::span<char*> args)
     std::shared_ptr<cw::llm::LlmSession> session;
     cw::Playbook playbook;
     if (heads != "fast") {
-        auto opened
-            = cw::llm::LlmSession::open(QString::fromStdString(modelPath), { options.threads });
+        cw::llm::LlmSessionOptions sessionOptions;
+        sessionOptions.threads = options.threads;
+        sessionOptions.device = QString::fromStdString(device);
+        auto opened = cw::llm::LlmSession::open(QString::fromStdString(modelPath), sessionOptions);
         if (!opened) {
             std::fprintf(stderr, "eval-heads: %s\n", opened.error().message.c_str());
             return 1;

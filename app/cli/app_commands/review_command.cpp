@@ -22,6 +22,8 @@ int runReview(std::span<char*> args)
     std::string file, model, playbook, heads = "fast", format = "json", out, password;
     bool textOnly = false, showNotes = false;
     int threads = 0;
+    std::string device = "cpu";
+    std::int64_t context = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
     app.add_option("--model", model, "GGUF file or Hugging Face folder for the LLM head");
     app.add_option("--playbook", playbook, "playbook YAML/JSON (default: the bundled one)");
@@ -37,6 +39,8 @@ int runReview(std::span<char*> args)
     app.add_flag(
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
+    app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    app.add_option("--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
     try {
         app.parse(int(args.size()), args.data());
@@ -72,6 +76,8 @@ int runReview(std::span<char*> args)
     options.password = password.empty() ? qEnvironmentVariable("CW_PDF_PASSWORD")
                                         : QString::fromStdString(password);
     options.modelThreads = threads;
+    options.modelDevice = QString::fromStdString(device);
+    options.modelContext = context;
     if (options.heads == "llm" && options.modelPath.isEmpty()) {
         std::fprintf(stderr,
             "review: --heads llm needs --model PATH (a GGUF file or a Hugging Face folder)\n");

@@ -1,5 +1,5 @@
 // `clausewright-cli generate --model PATH (--prompt S | --chat S [--system S]) [--max-tokens N]
-// [--temperature T] [--seed S] [--json] [--device cpu|cuda]`: streams the model's answer.
+// [--temperature T] [--seed S] [--json] [--device cpu|cuda:N|auto]`: streams the model's answer.
 // --chat renders the model's chat template (thinking off unless --think); --json prints the
 // prompt and generated ids, the text and the timings instead of streaming.
 #include "app/cli/cli_command.h"
@@ -40,7 +40,7 @@ const char* reasonName(cw::sampling::StopReason reason)
 
 int runGenerate(std::span<char*> args)
 {
-    CLI::App app { "Generate text with a model on the CPU", "generate" };
+    CLI::App app { "Generate text with a model (on the CPU or a CUDA GPU)", "generate" };
     std::string modelPath, prompt, chat, system, device = "cpu";
     cw::sampling::SamplingParams params;
     params.temperature = 0.0f;
@@ -60,7 +60,7 @@ int runGenerate(std::span<char*> args)
     app.add_option("--top-p", params.topP, "1: off");
     app.add_option("--min-p", params.minP, "0: off");
     app.add_option("--seed", params.seed, "random seed");
-    app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({ "cpu", "cuda" }));
+    app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--threads", threads, "CPU threads (0: all)");
     app.add_flag("--json", asJson, "print ids, text and timings as JSON");
     try {
@@ -70,8 +70,6 @@ int runGenerate(std::span<char*> args)
     }
     if (promptOpt->count() == 0 && chatOpt->count() == 0)
         return fail("give --prompt or --chat");
-    if (device == "cuda")
-        return fail("the CUDA backend is not built yet; use --device cpu");
     auto description = cw::engine::openModel(modelPath);
     if (!description)
         return fail(description.error().message);
@@ -99,6 +97,7 @@ int runGenerate(std::span<char*> args)
         return fail("the prompt encodes to no tokens");
     cw::engine::ModelOptions options;
     options.threads = threads;
+    options.device = device;
     auto model = cw::engine::Model::create(std::move(*description), options);
     if (!model)
         return fail(model.error().message);

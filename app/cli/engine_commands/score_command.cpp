@@ -1,4 +1,4 @@
-// `clausewright-cli score --model PATH --ids-file F.json --logits-out OUT.npy [--device cpu|cuda]`:
+// `clausewright-cli score --model PATH --ids-file F.json --logits-out OUT.npy [--device cpu|cuda:N|auto]`:
 // runs the model over a list of token ids and writes the logits at every position as a float32
 // .npy of shape [n_tokens, vocab] (for comparisons with transformers). F.json holds a JSON
 // array of ids, or an object with an "ids" array.
@@ -51,15 +51,13 @@ int runScore(std::span<char*> args)
     app.add_option("--ids-file", idsPath, "JSON array of token ids (or {\"ids\": [...]})")
         ->required();
     app.add_option("--logits-out", outPath, "output .npy, float32 [n_tokens, vocab]")->required();
-    app.add_option("--device", device, "cpu or cuda")->check(CLI::IsMember({ "cpu", "cuda" }));
+    app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--threads", threads, "CPU threads (0: all)");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    if (device == "cuda")
-        return fail("the CUDA backend is not built yet; use --device cpu");
     std::ifstream in(idsPath);
     if (!in)
         return fail("cannot read " + idsPath);
@@ -78,6 +76,7 @@ int runScore(std::span<char*> args)
         return fail(description.error().message);
     cw::engine::ModelOptions options;
     options.threads = threads;
+    options.device = device;
     auto model = cw::engine::Model::create(std::move(*description), options);
     if (!model)
         return fail(model.error().message);

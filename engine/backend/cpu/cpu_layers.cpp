@@ -1,4 +1,4 @@
-#include "engine/models/layers.h"
+#include "engine/backend/cpu/cpu_layers.h"
 
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cpu/quant/dot.h"
@@ -29,7 +29,8 @@ const quant::BlockQ8K* quantizeRows(
     return q.data();
 }
 
-void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y)
+void linear(
+    const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y)
 {
     kernels::ThreadPool* pool = ctx.pool;
     if (usesQ8K(ctx, w)) {
@@ -61,8 +62,7 @@ void linearMany(const StepContext& ctx, std::span<const Projection> projections,
             }
             if (!xq)
                 xq = quantizeRows(x, rows, w.cols, ctx.workspace->quantized);
-            quant::matMulQ8K(
-                w.type, w.data, w.rowStride, w.rows, w.cols, xq, rows, p.y, ctx.pool);
+            quant::matMulQ8K(w.type, w.data, w.rowStride, w.rows, w.cols, xq, rows, p.y, ctx.pool);
         }
         return;
     }
@@ -90,7 +90,8 @@ void linearMany(const StepContext& ctx, std::span<const Projection> projections,
                         w.type, w.data, w.rowStride, w.cols, xq.data(), b, e, p.y + b);
                 } else {
                     for (std::int64_t r = b; r < e; ++r)
-                        p.y[r] = quant::dotRow(w.type, w.data + std::size_t(r) * w.rowStride, x, w.cols);
+                        p.y[r] = quant::dotRow(
+                            w.type, w.data + std::size_t(r) * w.rowStride, x, w.cols);
                 }
             }
         },
@@ -100,7 +101,7 @@ void linearMany(const StepContext& ctx, std::span<const Projection> projections,
 namespace {
 
 // Pointers to the keys and values of one KV head for positions [0, count) of a sequence.
-void gatherKv(KvCachePool& kv, const std::vector<int>& blocks, int layer, std::int64_t headOffset,
+void gatherKv(CpuKvStore& kv, const std::vector<int>& blocks, int layer, std::int64_t headOffset,
     std::int64_t count, std::vector<const float*>& keys, std::vector<const float*>& values)
 {
     keys.resize(std::size_t(count));
@@ -186,15 +187,15 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
                 *ctx.kv, *s.kvBlocks, layer.cacheIndex, (h0 / groups) * hd, count, keys, values);
             if (singleTokens) {
                 scratch.resize(std::size_t(groups * count));
-                ops::attentionSharedKv(q.data() + (s.row0 * nH + h0) * hd, hd, groups,
-                    keys.data(), values.data(), count, hd, scale,
-                    attn.data() + (s.row0 * nH + h0) * hd, hd, scratch.data());
+                ops::attentionSharedKv(q.data() + (s.row0 * nH + h0) * hd, hd, groups, keys.data(),
+                    values.data(), count, hd, scale, attn.data() + (s.row0 * nH + h0) * hd, hd,
+                    scratch.data());
                 continue;
             }
             scratch.resize(std::size_t(count));
             ops::attentionHead(q.data() + (s.row0 * nH + h0) * hd, nH * hd, s.n, s.pos0,
-                keys.data(), values.data(), count, hd, scale,
-                attn.data() + (s.row0 * nH + h0) * hd, nH * hd, scratch.data());
+                keys.data(), values.data(), count, hd, scale, attn.data() + (s.row0 * nH + h0) * hd,
+                nH * hd, scratch.data());
         }
     });
     if (gated) {
@@ -227,8 +228,8 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
         z(static_cast<std::size_t>(T * valueDim));
     std::vector<float> b(static_cast<std::size_t>(T * nV)), a(static_cast<std::size_t>(T * nV));
     PartTimer projectionTime(ctx.timers, StepPart::DeltaNetProjections);
-    const Projection inputs[]
-        = { { &d.qkv, qkv.data() }, { &d.z, z.data() }, { &d.beta, b.data() }, { &d.alpha, a.data() } };
+    const Projection inputs[] = { { &d.qkv, qkv.data() }, { &d.z, z.data() }, { &d.beta, b.data() },
+        { &d.alpha, a.data() } };
     linearMany(ctx, inputs, x, T);
     projectionTime.stop();
     PartTimer coreTime(ctx.timers, StepPart::DeltaNetCore);

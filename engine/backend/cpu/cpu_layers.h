@@ -1,13 +1,13 @@
 #pragma once
 
-// The layer pieces both graphs share, over a batch of T token rows that belong to several
-// sequences: attention over the paged KV cache, the Gated DeltaNet, the MoE block.
+// The CPU backend's layer pieces, which both graphs share, over a batch of T token rows that belong
+// to several sequences: attention over the paged KV cache, the Gated DeltaNet, the MoE block.
 
+#include "engine/backend/cpu/cpu_kv_store.h"
+#include "engine/backend/cpu/step_workspace.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "engine/models/step_timers.h"
-#include "engine/models/step_workspace.h"
-#include "engine/runtime/kv_cache.h"
 #include "kernels/cpu/thread_pool.h"
 
 #include <cstdint>
@@ -31,7 +31,7 @@ struct StepContext {
     const WeightConventions* conventions = nullptr;
     const ModelWeights* weights = nullptr;
     kernels::ThreadPool* pool = nullptr;
-    KvCachePool* kv = nullptr;
+    CpuKvStore* kv = nullptr;
     std::int64_t rows = 0; // T
     std::vector<StepSequence> sequences;
     StepTimers* timers = nullptr; // may be null
@@ -41,7 +41,8 @@ struct StepContext {
 
 // y[T][W.rows] = x[T][W.cols] * W^T. K-quant weights multiply x quantized to 8 bits (Q8_K)
 // with integer dot products, as llama.cpp does; other types multiply x as floats.
-void linear(const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y);
+void linear(
+    const StepContext& ctx, const WeightMatrix& w, const float* x, std::int64_t rows, float* y);
 
 // Whether products with w take x quantized to Q8_K (a k-quant type and integer products on).
 bool usesQ8K(const StepContext& ctx, const WeightMatrix& w);

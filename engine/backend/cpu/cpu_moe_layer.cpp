@@ -2,8 +2,7 @@
 // A single token (decode) runs the selected experts' gate and up rows in one parallel region
 // and their down rows, already weighted and summed, in a second; a batch groups its tokens
 // per expert so each expert's weights are read once for all the tokens that chose it.
-#include "engine/models/layers.h"
-
+#include "engine/backend/cpu/cpu_layers.h"
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/quant/dot_q8k.h"
@@ -57,8 +56,9 @@ void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float
     }
     PartTimer gateUpTime(ctx.timers, StepPart::ExpertsGateUp);
     const auto xqGate = quantized(x, H, usesQ8K(ctx, gate[0]));
-    const auto xqUp = usesQ8K(ctx, up[0]) == usesQ8K(ctx, gate[0]) ? std::vector<quant::BlockQ8K> {}
-                                                         : quantized(x, H, usesQ8K(ctx, up[0]));
+    const auto xqUp = usesQ8K(ctx, up[0]) == usesQ8K(ctx, gate[0])
+        ? std::vector<quant::BlockQ8K> {}
+        : quantized(x, H, usesQ8K(ctx, up[0]));
     const quant::BlockQ8K* xqU = xqUp.empty() ? xqGate.data() : xqUp.data();
     std::vector<float> g(static_cast<std::size_t>(K * ffn)), u(static_cast<std::size_t>(K * ffn));
     ctx.pool->parallelFor(
@@ -91,8 +91,8 @@ void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float
                 const std::int64_t c1 = std::min(end, c0 + 256);
                 std::fill(out + c0, out + c1, 0.0f);
                 for (std::int64_t k = 0; k < K; ++k) {
-                    rowsTimes(ctx, down[std::size_t(k)], u.data() + k * ffn, hq[std::size_t(k)].data(),
-                        c0, c1, partial);
+                    rowsTimes(ctx, down[std::size_t(k)], u.data() + k * ffn,
+                        hq[std::size_t(k)].data(), c0, c1, partial);
                     const float w = chosen[std::size_t(k)].second;
                     for (std::int64_t c = c0; c < c1; ++c)
                         out[c] += w * partial[c - c0];

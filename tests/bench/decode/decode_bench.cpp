@@ -233,10 +233,11 @@ int main(int argc, char** argv)
         return 1;
     }
     auto& m = **model;
-    const double bandwidth = measureBandwidth(m.threads());
-    std::printf("threads: %d; products: %s\nmemory read bandwidth: %.2f GB/s\n", m.threads().size(),
+    cw::kernels::ThreadPool pool(threads); // the bandwidth probes' own, as many as the model's
+    const double bandwidth = measureBandwidth(pool);
+    std::printf("threads: %d; products: %s\nmemory read bandwidth: %.2f GB/s\n", pool.size(),
         floatProducts ? "float activations" : "integer (activations as Q8_K) for k-quants", bandwidth);
-    const double mapped = measureMappedBandwidth(m.description(), m.threads());
+    const double mapped = measureMappedBandwidth(m.description(), pool);
     std::printf("read bandwidth over the mapped expert weights: %.2f GB/s (bound %.2f tokens/s)\n",
         mapped, mapped * 1e9 / perToken);
     std::printf("weights read per decoded token: %.3f GB\n", perToken / 1e9);

@@ -17,6 +17,14 @@ using cw::engine::ForwardRequest;
 using cw::engine::Model;
 using cw::engine::ModelOptions;
 
+// The same tests run on a GPU from tests/gpu/model (CW_GOLDEN_DEVICE "cuda:0").
+#ifndef CW_GOLDEN_DEVICE
+#define CW_GOLDEN_DEVICE "cpu"
+#endif
+#ifndef CW_GOLDEN_PRECISION
+#define CW_GOLDEN_PRECISION "bf16"
+#endif
+
 namespace {
 
 const std::string kGolden = std::string(CW_TEST_DATA_DIR) + "/golden";
@@ -36,6 +44,9 @@ std::unique_ptr<Model> load(const std::string& folder, std::int64_t prefillChunk
     ModelOptions options;
     options.threads = 2;
     options.prefillChunk = prefillChunk;
+    options.device = CW_GOLDEN_DEVICE;
+    options.gpuPrecision = CW_GOLDEN_PRECISION;
+    options.maxSequences = 4;
     auto model = Model::create(std::move(*description), options);
     EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
     return model ? std::move(*model) : nullptr;

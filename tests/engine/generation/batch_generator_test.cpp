@@ -149,7 +149,7 @@ TEST_P(BatchGenerator, sharedPrefixIsPrefilledOnce)
     ASSERT_TRUE(batch.ok());
     EXPECT_EQ(batch->sharedPrefixTokens, std::int64_t(shared));
     EXPECT_EQ(batch->promptTokens, std::int64_t(total - 2 * shared));
-    EXPECT_EQ(model->kvCache().blocksInUse(), 0) << "every sequence released its blocks";
+    EXPECT_EQ(model->kvBlocksInUse(), 0) << "every sequence released its blocks";
 }
 
 TEST_P(BatchGenerator, cancelStopsEveryRequestWithinAStep)

@@ -88,9 +88,9 @@ TEST_P(Runtime, forkedSequencesShareThePrefixAndMatchFreshOnes)
     const auto q1 = tokens(5, 6), q2 = tokens(6, 9);
     auto base = model->newSequence();
     ASSERT_TRUE(model->prefill(*base, prefix).ok());
-    const auto blocksBefore = model->kvCache().blocksInUse();
+    const auto blocksBefore = model->kvBlocksInUse();
     auto f1 = model->fork(*base), f2 = model->fork(*base);
-    EXPECT_EQ(model->kvCache().blocksInUse(), blocksBefore);
+    EXPECT_EQ(model->kvBlocksInUse(), blocksBefore);
     auto l1 = model->prefill(*f1, q1), l2 = model->prefill(*f2, q2);
     ASSERT_TRUE(l1.ok() && l2.ok());
     for (const auto* q : { &q1, &q2 }) {

@@ -1,0 +1,251 @@
+// The CUDA backend against the CPU backend on the tiny presets of both architectures, for
+// every quantization mix synth writes: the same logits (prompt and decode), batched decode
+// equal to one sequence at a time, forked prefixes, and the errors a user can meet.
+#include "engine/model_files/model_loader.h"
+#include "engine/model_files/model_presets.h"
+#include "engine/runtime/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace fs = std::filesystem;
+using cw::engine::ForwardRequest;
+using cw::engine::Model;
+using cw::engine::ModelOptions;
+
+namespace {
+
+std::string synthModel(const std::string& preset, const std::string& mix)
+{
+    const fs::path dir = fs::path(CW_TEST_BINARY_DIR) / "synth";
+    fs::create_directories(dir);
+    const fs::path path = dir / (preset + "-" + mix + ".gguf");
+    if (!fs::exists(path)) {
+        auto written = cw::engine::synthesizeGguf(
+            *cw::engine::findModelPreset(preset), mix, 11, path.string());
+        EXPECT_TRUE(written.ok()) << (written.ok() ? "" : written.error().message);
+    }
+    return path.string();
+}
+
+std::unique_ptr<Model> load(
+    const std::string& path, const std::string& device, const std::string& precision = "f32")
+{
+    auto description = cw::engine::openModel(path);
+    EXPECT_TRUE(description.ok()) << (description.ok() ? "" : description.error().message);
+    if (!description)
+        return nullptr;
+    ModelOptions options;
+    options.device = device;
+    options.threads = 2;
+    options.integerProducts = false; // float activations: the CPU reference at its most exact
+    options.gpuPrecision = precision;
+    options.prefillChunk = 24;
+    options.contextLength = 512;
+    options.maxSequences = 20;
+    auto model = Model::create(std::move(*description), options);
+    EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+    return model ? std::move(*model) : nullptr;
+}
+
+std::vector<std::int32_t> randomTokens(std::size_t n, std::int64_t vocab, unsigned seed)
+{
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<std::int32_t> pick(0, std::int32_t(vocab - 1));
+    std::vector<std::int32_t> ids(n);
+    for (auto& id : ids)
+        id = pick(rng);
+    return ids;
+}
+
+// Largest |a - b| over the largest |b|.
+double relativeError(const std::vector<float>& a, const std::vector<float>& b)
+{
+    double worst = 0, scale = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(a[i]) - double(b[i])));
+        scale = std::max(scale, std::fabs(double(b[i])));
+    }
+    return scale > 0 ? worst / scale : worst;
+}
+
+std::int32_t argmax(const std::vector<float>& x, std::int64_t row, std::int64_t vocab)
+{
+    const float* r = x.data() + row * vocab;
+    return std::int32_t(std::max_element(r, r + vocab) - r);
+}
+
+struct Case {
+    std::string preset;
+    std::string mix;
+};
+
+class CudaVsCpu : public ::testing::TestWithParam<Case> { };
+
+} // namespace
+
+TEST_P(CudaVsCpu, promptAndDecodeLogitsMatchTheCpu)
+{
+    const auto [preset, mix] = GetParam();
+    const std::string path = synthModel(preset, mix);
+    auto cpu = load(path, "cpu");
+    auto gpu = load(path, "cuda:0");
+    ASSERT_TRUE(cpu && gpu);
+    const auto prompt = randomTokens(61, cpu->vocabSize(), 3); // 3 chunks of 24, the last partial
+    auto sc = cpu->newSequence();
+    auto sg = gpu->newSequence();
+    auto lc = cpu->prefill(*sc, prompt, true);
+    auto lg = gpu->prefill(*sg, prompt, true);
+    ASSERT_TRUE(lc.ok()) << lc.error().message;
+    ASSERT_TRUE(lg.ok()) << lg.error().message;
+    const double promptError = relativeError(*lg, *lc);
+    double decodeError = 0;
+    const std::int64_t V = cpu->vocabSize();
+    std::int32_t next = argmax(*lc, std::int64_t(prompt.size()) - 1, V);
+    for (int i = 0; i < 12; ++i) {
+        const ForwardRequest rc { sc.get(), std::span<const std::int32_t>(&next, 1), false };
+        const ForwardRequest rg { sg.get(), std::span<const std::int32_t>(&next, 1), false };
+        auto dc = cpu->step(std::span<const ForwardRequest>(&rc, 1));
+        auto dg = gpu->step(std::span<const ForwardRequest>(&rg, 1));
+        ASSERT_TRUE(dc.ok() && dg.ok());
+        decodeError = std::max(decodeError, relativeError(*dg, *dc));
+        next = argmax(*dc, 0, V);
+    }
+    std::printf("%s %s: prompt logits error %.3g, decode %.3g (of max |logit|)\n", preset.c_str(),
+        mix.c_str(), promptError, decodeError);
+    EXPECT_LT(promptError, 1e-3);
+    EXPECT_LT(decodeError, 1e-3);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryMix, CudaVsCpu,
+    ::testing::Values(Case { "tiny-qwen3-moe", "f32" }, Case { "tiny-qwen3-moe", "f16" },
+        Case { "tiny-qwen3-moe", "bf16" }, Case { "tiny-qwen3-moe", "q8_0" },
+        Case { "tiny-qwen3-moe", "q4_0" }, Case { "tiny-qwen3-moe", "q4_1" },
+        Case { "tiny-qwen3-moe", "q5_0" }, Case { "tiny-qwen3-moe", "q5_1" },
+        Case { "tiny-qwen3-moe", "q4_k_s" }, Case { "tiny-qwen3-moe", "q4_k_m" },
+        Case { "tiny-qwen3-moe", "q5_k_m" }, Case { "tiny-qwen3-moe", "q6_k" },
+        Case { "tiny-qwen3.6-moe", "f32" }, Case { "tiny-qwen3.6-moe", "bf16" },
+        Case { "tiny-qwen3.6-moe", "q8_0" }, Case { "tiny-qwen3.6-moe", "q4_k_m" },
+        Case { "tiny-qwen3.6-moe", "q5_k_s" }, Case { "tiny-qwen3.6-moe", "q6_k" }),
+    [](const auto& info) {
+        std::string name = info.param.preset + "_" + info.param.mix;
+        std::replace_if(
+            name.begin(), name.end(),
+            [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); }, '_');
+        return name;
+    });
+
+TEST(CudaBatches, sixteenSequencesDecodedTogetherGiveTheTokensOfEachAlone)
+{
+    for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
+        auto gpu = load(synthModel(preset, "q4_k_m"), "cuda:0", "bf16");
+        ASSERT_TRUE(gpu);
+        const std::int64_t V = gpu->vocabSize();
+        constexpr int kSequences = 16, kSteps = 10;
+        std::vector<std::vector<std::int32_t>> alone(kSequences);
+        for (int s = 0; s < kSequences; ++s) {
+            auto seq = gpu->newSequence();
+            auto logits = gpu->prefill(*seq, randomTokens(5 + s, V, 100 + unsigned(s)));
+            ASSERT_TRUE(logits.ok()) << logits.error().message;
+            std::int32_t next = argmax(*logits, 0, V);
+            for (int i = 0; i < kSteps; ++i) {
+                alone[std::size_t(s)].push_back(next);
+                const ForwardRequest r { seq.get(), std::span<const std::int32_t>(&next, 1),
+                    false };
+                auto ids = gpu->stepGreedy(std::span<const ForwardRequest>(&r, 1));
+                ASSERT_TRUE(ids.ok()) << ids.error().message;
+                next = (*ids)[0];
+            }
+        }
+        std::vector<std::unique_ptr<cw::engine::Sequence>> seqs;
+        std::vector<std::int32_t> next(kSequences);
+        for (int s = 0; s < kSequences; ++s) {
+            seqs.push_back(gpu->newSequence());
+            auto logits = gpu->prefill(*seqs.back(), randomTokens(5 + s, V, 100 + unsigned(s)));
+            ASSERT_TRUE(logits.ok());
+            next[std::size_t(s)] = argmax(*logits, 0, V);
+        }
+        int same = 0;
+        for (int i = 0; i < kSteps; ++i) {
+            std::vector<ForwardRequest> requests;
+            for (int s = 0; s < kSequences; ++s) {
+                same += next[std::size_t(s)] == alone[std::size_t(s)][std::size_t(i)];
+                requests.push_back({ seqs[std::size_t(s)].get(),
+                    std::span<const std::int32_t>(&next[std::size_t(s)], 1), false });
+            }
+            auto ids = gpu->stepGreedy(requests);
+            ASSERT_TRUE(ids.ok()) << ids.error().message;
+            next = *ids;
+        }
+        std::printf("%s: %d of %d greedy tokens the same in a batch of 16\n", preset.c_str(), same,
+            kSequences * kSteps);
+        EXPECT_EQ(same, kSequences * kSteps);
+    }
+}
+
+TEST(CudaForks, forkedPrefixesContinueLikeFreshSequences)
+{
+    for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
+        auto gpu = load(synthModel(preset, "q8_0"), "cuda:0");
+        ASSERT_TRUE(gpu);
+        const std::int64_t V = gpu->vocabSize();
+        const auto prefix = randomTokens(37, V, 5); // a partly filled KV block is shared
+        auto root = gpu->newSequence();
+        ASSERT_TRUE(gpu->prefill(*root, prefix).ok());
+        for (unsigned q = 0; q < 4; ++q) {
+            const auto tail = randomTokens(9, V, 50 + q);
+            auto fork = gpu->fork(*root);
+            auto forked = gpu->prefill(*fork, tail, true);
+            auto fresh = gpu->newSequence();
+            std::vector<std::int32_t> whole = prefix;
+            whole.insert(whole.end(), tail.begin(), tail.end());
+            auto direct = gpu->prefill(*fresh, whole, true);
+            ASSERT_TRUE(forked.ok() && direct.ok());
+            const std::vector<float> directTail(
+                direct->end() - std::ptrdiff_t(tail.size()) * V, direct->end());
+            const double error = relativeError(*forked, directTail);
+            std::printf("%s fork %u: error %.3g\n", preset.c_str(), q, error);
+            EXPECT_LT(error, 1e-4);
+        }
+    }
+}
+
+TEST(CudaErrors, aMissingDeviceIsRefusedWithAClearMessage)
+{
+    auto description = cw::engine::openModel(synthModel("tiny-qwen3-moe", "q8_0"));
+    ASSERT_TRUE(description.ok());
+    ModelOptions options;
+    options.device = "cuda:63";
+    auto model = Model::create(std::move(*description), options);
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().message.find("cuda:63 does not exist"), std::string::npos)
+        << model.error().message;
+    EXPECT_NE(model.error().message.find("--device cpu"), std::string::npos);
+}
+
+TEST(CudaErrors, aContextPastTheCardIsRefusedWithTheFigures)
+{
+    auto description = cw::engine::openModel(synthModel("tiny-qwen3-moe", "q8_0"));
+    ASSERT_TRUE(description.ok());
+    ModelOptions options;
+    options.device = "cuda:0";
+    options.contextLength = 4096;
+    options.maxKvTokens = std::int64_t(1) << 40; // far more KV than any card holds
+    auto model = Model::create(std::move(*description), options);
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().message.find("is free"), std::string::npos) << model.error().message;
+}
+
+TEST(CudaErrors, aSequencePastTheContextFailsOnlyThatRequest)
+{
+    auto gpu = load(synthModel("tiny-qwen3.6-moe", "q8_0"), "cuda:0");
+    ASSERT_TRUE(gpu);
+    auto seq = gpu->newSequence();
+    auto tooLong = gpu->prefill(*seq, randomTokens(600, gpu->vocabSize(), 1));
+    ASSERT_FALSE(tooLong.ok());
+    auto fine = gpu->newSequence();
+    EXPECT_TRUE(gpu->prefill(*fine, randomTokens(20, gpu->vocabSize(), 2)).ok());
+}
