@@ -1,0 +1,108 @@
+// routedExperts: picks the decode or the grouped path from the token count (a host capacity,
+// so a captured graph always replays the same path), and lays out their scratch.
+#include "kernels/cuda/moe/moe_paths.h"
+
+namespace cw::kernels::cuda {
+namespace moe {
+namespace {
+
+constexpr std::size_t kAlign = 256;
+
+std::size_t alignUp(std::size_t n)
+{
+    return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+// The grouped products need whole k-steps of 32 values and one type for gate and up; other
+// shapes take the decode kernels at every size (correct, only slower).
+bool groupable(
+    const DeviceExpertStack& gate, const DeviceExpertStack& up, const DeviceExpertStack& down)
+{
+    return gate.type == up.type && gate.cols % 32 == 0 && down.cols % 32 == 0 && down.rows % 4 == 0;
+}
+
+bool takesDecodePath(std::int64_t tokens, const DeviceExpertStack& gate,
+    const DeviceExpertStack& up, const DeviceExpertStack& down)
+{
+    return tokens <= kDecodeMaxTokens || !groupable(gate, up, down);
+}
+
+} // namespace
+
+GroupedLayout groupedLayout(std::byte* base, std::int64_t tokens, int k, std::int64_t experts,
+    std::int64_t ffn, std::int64_t hidden, bool bf16)
+{
+    const std::size_t pairs = std::size_t(tokens) * std::size_t(k);
+    GroupedLayout l;
+    std::size_t at = 0;
+    auto take = [&](std::size_t bytes) {
+        std::byte* p = base ? base + at : nullptr;
+        at += alignUp(bytes);
+        return p;
+    };
+    l.counts = reinterpret_cast<std::int32_t*>(take(std::size_t(experts) * 4));
+    l.offsets = reinterpret_cast<std::int32_t*>(take(std::size_t(experts + 1) * 4));
+    l.tileOffsets = reinterpret_cast<std::int32_t*>(take(std::size_t(experts + 1) * 4));
+    l.sortedPair = reinterpret_cast<std::int32_t*>(take(pairs * 4));
+    l.pairPos = reinterpret_cast<std::int32_t*>(take(pairs * 4));
+    l.hidden = take(pairs * std::size_t(ffn) * (bf16 ? 2 : 4));
+    l.down = reinterpret_cast<float*>(take(pairs * std::size_t(hidden) * 4));
+    l.bytes = at;
+    return l;
+}
+
+cudaError_t routedExpertsGrouped(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
+    cudaStream_t stream)
+{
+    const bool bf16 = usesBf16Tiles(precision);
+    const GroupedLayout layout
+        = groupedLayout(scratch.data, tokens, k, gate.experts, gate.rows, down.rows, bf16);
+    if (layout.bytes > scratch.bytes)
+        return cudaErrorInvalidValue;
+    cudaError_t err = groupPairsByExpert(
+        ids, tokens * k, gate.experts, bf16 ? kTileRowsBf16 : kTileRowsF32, layout, stream);
+    if (err == cudaSuccess)
+        err = groupedGateUp(x, tokens, k, gate, up, layout, bf16, stream);
+    if (err == cudaSuccess)
+        err = groupedDown(tokens, k, down, layout, bf16, stream);
+    if (err == cudaSuccess)
+        err = combineExpertRows(layout, tokens, k, ids, weights, down.rows, out, stream);
+    return err;
+}
+
+} // namespace moe
+
+cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
+    cublasHandle_t, cudaStream_t stream)
+{
+    if (tokens <= 0)
+        return cudaSuccess;
+    if (k <= 0 || gate.cols != down.rows || up.rows != gate.rows || down.cols != gate.rows
+        || gate.cols % 8 != 0 || down.cols % 8 != 0)
+        return cudaErrorInvalidValue;
+    if (moe::takesDecodePath(tokens, gate, up, down))
+        return moe::routedExpertsDecode(
+            x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
+    return moe::routedExpertsGrouped(
+        x, tokens, ids, weights, k, gate, up, down, out, precision, scratch, stream);
+}
+
+std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,
+    const DeviceExpertStack& down, GemmPrecision precision)
+{
+    const std::size_t decode = moe::decodeScratchBytes(tokens, k, gate.rows);
+    if (tokens <= moe::kDecodeMaxTokens)
+        return decode;
+    // The up stack is not given: it has the gate's shape, and a different type only sends the
+    // call to the decode kernels, which need less.
+    const std::size_t grouped = moe::groupedLayout(
+        nullptr, tokens, k, gate.experts, gate.rows, down.rows, moe::usesBf16Tiles(precision))
+                                    .bytes;
+    return grouped > decode ? grouped : decode;
+}
+
+} // namespace cw::kernels::cuda

@@ -1,0 +1,78 @@
+#pragma once
+
+// The two ways routedExperts runs, and the scratch layout they share (internal to
+// kernels/cuda/moe/). Decode-sized batches take one kernel per matrix over (token, choice)
+// pairs straight from device memory; larger batches group the pairs by expert on the device
+// and run grouped products over per-expert tiles. Both size their grids from the token count
+// only, so either can be captured in a CUDA graph.
+
+#include "kernels/cuda/moe/moe_experts.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cw::kernels::cuda::moe {
+
+// Token rows at or under this count take the per-(token, choice) kernels; above it the pairs
+// are grouped by expert. Chosen from the H200 figures of moe_experts_bench (see the report
+// in the commit that set it).
+constexpr std::int64_t kDecodeMaxTokens = 16;
+
+// Token rows per tile of one expert in the grouped products.
+constexpr int kTileRowsBf16 = 128;
+constexpr int kTileRowsF32 = 64;
+
+inline bool usesBf16Tiles(GemmPrecision precision)
+{
+    // TensorFloat32 has no kernel of its own: it takes the f32 path, which is at least as
+    // precise as asked.
+    return precision == GemmPrecision::BFloat16;
+}
+
+// Where the grouped path keeps its arrays inside the caller's scratch.
+struct GroupedLayout {
+    std::int32_t* counts = nullptr; // [experts] pairs per expert
+    std::int32_t* offsets = nullptr; // [experts + 1] first sorted position of each expert
+    std::int32_t* tileOffsets = nullptr; // [experts + 1] first tile of each expert
+    std::int32_t* sortedPair = nullptr; // [pairs] pair index (t * k + j) at each sorted position
+    std::int32_t* pairPos = nullptr; // [pairs] sorted position of each pair
+    void* hidden = nullptr; // [pairs][ffn] silu(gate) * up, bf16 or f32, in sorted order
+    float* down = nullptr; // [pairs][hidden] down products in sorted order (unweighted)
+    std::size_t bytes = 0; // total, from the base
+};
+
+GroupedLayout groupedLayout(std::byte* base, std::int64_t tokens, int k, std::int64_t experts,
+    std::int64_t ffn, std::int64_t hidden, bool bf16);
+std::size_t decodeScratchBytes(std::int64_t tokens, int k, std::int64_t ffn);
+
+// The capacity of tiles over all experts: every expert may end in a partial tile.
+inline std::int64_t maxTiles(std::int64_t pairs, std::int64_t experts, int tileRows)
+{
+    return (pairs + tileRows - 1) / tileRows + (experts < pairs ? experts : pairs);
+}
+
+cudaError_t routedExpertsDecode(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream);
+
+cudaError_t routedExpertsGrouped(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
+    cudaStream_t stream);
+
+// Grouping (moe_grouping.cu): counts, offsets, tiles and the sorted pair order.
+cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std::int64_t experts,
+    int tileRows, const GroupedLayout& layout, cudaStream_t stream);
+// out[t] = sum over t's choices in ascending expert order of weight * down row.
+cudaError_t combineExpertRows(const GroupedLayout& layout, std::int64_t tokens, int k,
+    const std::int32_t* ids, const float* weights, std::int64_t hidden, float* out,
+    cudaStream_t stream);
+
+// Grouped products (moe_grouped_gemm.cu): hidden = silu(X G^T) * (X U^T) per expert tile,
+// then down = hidden Down^T.
+cudaError_t groupedGateUp(const float* x, std::int64_t tokens, int k, const DeviceExpertStack& gate,
+    const DeviceExpertStack& up, const GroupedLayout& layout, bool bf16, cudaStream_t stream);
+cudaError_t groupedDown(std::int64_t tokens, int k, const DeviceExpertStack& down,
+    const GroupedLayout& layout, bool bf16, cudaStream_t stream);
+
+} // namespace cw::kernels::cuda::moe

@@ -1,0 +1,292 @@
+// routedExperts on the device against the CPU's own arithmetic (dotRow on the same blocks,
+// silu, the ascending-expert sum of moe_layer.cpp) for every block type, decode and grouped
+// token counts, f32 and bf16 products, separate and fused gate_up stacks.
+#include "kernels/cpu/ops/ops.h"
+#include "kernels/cpu/quant/dot.h"
+#include "kernels/cuda/moe/moe_experts.h"
+#include "kernels/cuda/moe/moe_paths.h"
+#include "tests/gpu/moe/moe_test_support.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <numeric>
+
+namespace cw::moe_test {
+namespace {
+
+using kernels::cuda::DeviceExpertStack;
+using kernels::cuda::DeviceScratch;
+using kernels::cuda::GemmPrecision;
+
+constexpr std::int64_t kExperts = 32, kHidden = 512, kFfn = 256;
+constexpr int kK = 8;
+
+// Host and device copies of one expert stack (experts x rows x cols of `type`).
+struct HostStack {
+    TensorType type;
+    std::int64_t rows, cols;
+    std::size_t rowStride;
+    std::vector<std::uint8_t> bytes;
+    const std::uint8_t* row(std::int64_t e, std::int64_t r) const
+    {
+        return bytes.data() + (std::size_t(e) * std::size_t(rows) + std::size_t(r)) * rowStride;
+    }
+};
+
+HostStack randomStack(TensorType type, std::int64_t rows, std::int64_t cols, std::mt19937& rng)
+{
+    HostStack s { type, rows, cols, std::size_t(*kernels::rowBytes(type, std::uint64_t(cols))),
+        {} };
+    s.bytes = randomMatrix(type, kExperts * rows, cols, rng);
+    return s;
+}
+
+DeviceExpertStack deviceStack(
+    const HostStack& s, const DeviceBuffer& data, std::int64_t rowOffset, std::int64_t rows)
+{
+    DeviceExpertStack d;
+    d.type = s.type;
+    d.data = data.as<void>();
+    d.expertStride = s.rowStride * std::size_t(s.rows);
+    d.rowStride = s.rowStride;
+    d.rowOffset = rowOffset;
+    d.rows = rows;
+    d.cols = s.cols;
+    d.experts = kExperts;
+    return d;
+}
+
+// k distinct experts per token, skewed towards low expert numbers so that some experts get
+// many tokens (several tiles) and some none.
+void randomChoices(
+    std::int64_t tokens, std::mt19937& rng, std::vector<std::int32_t>& ids, std::vector<float>& w)
+{
+    ids.resize(std::size_t(tokens * kK));
+    w.resize(ids.size());
+    std::uniform_real_distribution<float> u(0.05f, 1.0f);
+    for (std::int64_t t = 0; t < tokens; ++t) {
+        std::vector<std::int32_t> all(kExperts);
+        std::iota(all.begin(), all.end(), 0);
+        for (int j = 0; j < kK; ++j) {
+            std::uniform_int_distribution<int> pick(
+                j, int(std::min<std::int64_t>(kExperts - 1, j + 12)));
+            std::swap(all[std::size_t(j)], all[std::size_t(pick(rng))]);
+        }
+        std::shuffle(all.begin(), all.begin() + kK, rng);
+        float sum = 0.0f;
+        for (int j = 0; j < kK; ++j) {
+            ids[std::size_t(t * kK + j)] = all[std::size_t(j)];
+            w[std::size_t(t * kK + j)] = u(rng);
+            sum += w[std::size_t(t * kK + j)];
+        }
+        for (int j = 0; j < kK; ++j)
+            w[std::size_t(t * kK + j)] /= sum;
+    }
+}
+
+// The CPU's routed experts (engine/models/moe_layer.cpp) on the same blocks.
+std::vector<float> cpuExperts(const std::vector<float>& x, std::int64_t tokens,
+    const std::vector<std::int32_t>& ids, const std::vector<float>& w, const HostStack& gate,
+    std::int64_t gateOffset, const HostStack& up, std::int64_t upOffset, const HostStack& down)
+{
+    using kernels::quant::dotRow;
+    std::vector<float> out(std::size_t(tokens * kHidden), 0.0f);
+    std::vector<float> g(kFfn), u(kFfn);
+    for (std::int64_t t = 0; t < tokens; ++t) {
+        std::vector<std::pair<int, float>> chosen;
+        for (int j = 0; j < kK; ++j)
+            chosen.push_back({ ids[std::size_t(t * kK + j)], w[std::size_t(t * kK + j)] });
+        std::sort(chosen.begin(), chosen.end());
+        const float* xt = x.data() + t * kHidden;
+        float* o = out.data() + t * kHidden;
+        for (const auto& [e, weight] : chosen) {
+            for (std::int64_t r = 0; r < kFfn; ++r) {
+                g[std::size_t(r)] = dotRow(gate.type, gate.row(e, gateOffset + r), xt, kHidden);
+                u[std::size_t(r)] = dotRow(up.type, up.row(e, upOffset + r), xt, kHidden);
+            }
+            kernels::ops::siluMul(u.data(), g.data(), kFfn);
+            for (std::int64_t c = 0; c < kHidden; ++c)
+                o[c] += weight * dotRow(down.type, down.row(e, c), u.data(), kFfn);
+        }
+    }
+    return out;
+}
+
+struct Case {
+    TensorType gateUp;
+    TensorType down;
+    bool fused = false; // one gate_up stack, up at rowOffset ffn
+    TensorType up = TensorType::F32; // used when `mixed`
+    bool mixed = false;
+};
+
+// Runs routedExperts once; returns the output (empty on a CUDA failure, reported there).
+std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
+    const std::vector<std::int32_t>& ids, const std::vector<float>& w,
+    const DeviceExpertStack& gate, const DeviceExpertStack& up, const DeviceExpertStack& down,
+    GemmPrecision precision)
+{
+    auto dx = DeviceBuffer::of(x);
+    auto dIds = DeviceBuffer::of(ids);
+    auto dW = DeviceBuffer::of(w);
+    DeviceBuffer out(std::size_t(tokens * kHidden) * sizeof(float));
+    DeviceBuffer scratch(
+        kernels::cuda::routedExpertsScratchBytes(tokens, kK, gate, down, precision));
+    EXPECT_TRUE(dx.ok() && dIds.ok() && dW.ok() && out.ok() && scratch.ok());
+    const cudaError_t err = kernels::cuda::routedExperts(dx.as<float>(), tokens,
+        dIds.as<std::int32_t>(), dW.as<float>(), kK, gate, up, down, out.as<float>(), precision,
+        DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, nullptr, nullptr);
+    EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    if (err != cudaSuccess)
+        return {};
+    return out.download<float>();
+}
+
+class RoutedExpertsTest : public ::testing::Test {
+protected:
+    // Stacks are built once per type and shared by every token count.
+    static const HostStack& stack(TensorType type, std::int64_t rows, std::int64_t cols, int seed)
+    {
+        static std::map<std::tuple<int, std::int64_t, std::int64_t, int>,
+            std::unique_ptr<HostStack>>
+            cache;
+        auto& slot = cache[{ int(type), rows, cols, seed }];
+        if (!slot) {
+            std::mt19937 rng(1000 + unsigned(type) * 7 + unsigned(rows) + 100003u * unsigned(seed));
+            slot = std::make_unique<HostStack>(randomStack(type, rows, cols, rng));
+        }
+        return *slot;
+    }
+
+    void check(const Case& c, const std::vector<std::int64_t>& tokenCounts,
+        const std::vector<GemmPrecision>& precisions)
+    {
+        const HostStack& gateHost = stack(c.gateUp, c.fused ? 2 * kFfn : kFfn, kHidden, 0);
+        const HostStack& upUsed
+            = c.fused ? gateHost : stack(c.mixed ? c.up : c.gateUp, kFfn, kHidden, 1);
+        const HostStack& downHost = stack(c.down, kHidden, kFfn, 2);
+        auto dGate = DeviceBuffer::of(gateHost.bytes);
+        auto dUp = DeviceBuffer::of(upUsed.bytes);
+        auto dDown = DeviceBuffer::of(downHost.bytes);
+        ASSERT_TRUE(dGate.ok() && dUp.ok() && dDown.ok());
+        const auto gate = deviceStack(gateHost, dGate, 0, kFfn);
+        const auto up = deviceStack(upUsed, c.fused ? dGate : dUp, c.fused ? kFfn : 0, kFfn);
+        const auto down = deviceStack(downHost, dDown, 0, kHidden);
+        for (const std::int64_t tokens : tokenCounts) {
+            std::mt19937 rng(unsigned(tokens) * 31 + unsigned(c.gateUp));
+            const auto x = randomFloats(std::size_t(tokens * kHidden), rng);
+            std::vector<std::int32_t> ids;
+            std::vector<float> w;
+            randomChoices(tokens, rng, ids, w);
+            const auto ref
+                = cpuExperts(x, tokens, ids, w, gateHost, 0, upUsed, c.fused ? kFfn : 0, downHost);
+            for (const GemmPrecision precision : precisions) {
+                const auto out = runDevice(x, tokens, ids, w, gate, up, down, precision);
+                ASSERT_EQ(out.size(), ref.size());
+                const ErrorFigures f = compare(out, ref);
+                const bool bf16 = precision == GemmPrecision::BFloat16
+                    && tokens > kernels::cuda::moe::kDecodeMaxTokens && !c.mixed;
+                const double tolerance = bf16 ? 1e-2 : 1e-5;
+                std::printf("routedExperts gate/up %-6s down %-6s%s tokens %4lld %-5s rel %.3g "
+                            "maxAbs %.3g\n",
+                    kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->name.data(),
+                    kernels::tensorTypeTraits(std::uint32_t(c.down))->name.data(),
+                    c.fused ? " fused" : (c.mixed ? " mixed" : "      "), (long long)tokens,
+                    bf16 ? "bf16" : "f32", f.relative, f.maxAbs);
+                EXPECT_TRUE(f.finite);
+                EXPECT_LT(f.relative, tolerance)
+                    << "tokens " << tokens << " precision " << int(precision);
+            }
+        }
+    }
+};
+
+const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 40, 300 };
+const std::vector<GemmPrecision> kBoth = { GemmPrecision::Float32, GemmPrecision::BFloat16 };
+
+TEST_F(RoutedExpertsTest, matchesCpuForTheModelTypes)
+{
+    for (const TensorType t :
+        { TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::BF16, TensorType::F32,
+            TensorType::Q5_K, TensorType::IQ4_XS, TensorType::F16 })
+        check({ t, t }, kTokenCounts, kBoth);
+}
+
+TEST_F(RoutedExpertsTest, matchesCpuForQwenMixQ4KGateUpQ6KDown)
+{
+    check({ TensorType::Q4_K, TensorType::Q6_K }, kTokenCounts, kBoth);
+}
+
+TEST_F(RoutedExpertsTest, matchesCpuForTheRemainingTypes)
+{
+    for (const TensorType t : { TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+             TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K })
+        check({ t, TensorType::Q8_0 }, { 3, 40 }, kBoth);
+}
+
+TEST_F(RoutedExpertsTest, readsTheUpHalfOfAFusedGateUpStack)
+{
+    check({ TensorType::Q4_K, TensorType::Q6_K, true }, kTokenCounts, kBoth);
+}
+
+TEST_F(RoutedExpertsTest, acceptsGateAndUpOfDifferentTypes)
+{
+    check({ TensorType::Q4_K, TensorType::Q6_K, false, TensorType::Q5_K, true }, { 3, 40 },
+        { GemmPrecision::BFloat16 });
+}
+
+// The same inputs twice give the same bits (no float atomics, a fixed combine order), and a
+// captured graph replays the call exactly.
+TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
+{
+    const HostStack& g = stack(TensorType::Q4_K, kFfn, kHidden, 0);
+    const HostStack& d = stack(TensorType::Q6_K, kHidden, kFfn, 2);
+    auto dGate = DeviceBuffer::of(g.bytes);
+    auto dDown = DeviceBuffer::of(d.bytes);
+    const auto gate = deviceStack(g, dGate, 0, kFfn);
+    const auto down = deviceStack(d, dDown, 0, kHidden);
+    for (const std::int64_t tokens : { std::int64_t(8), std::int64_t(300) }) {
+        std::mt19937 rng { unsigned(tokens) };
+        const auto x = randomFloats(std::size_t(tokens * kHidden), rng);
+        std::vector<std::int32_t> ids;
+        std::vector<float> w;
+        randomChoices(tokens, rng, ids, w);
+        const auto first = runDevice(x, tokens, ids, w, gate, gate, down, GemmPrecision::BFloat16);
+        const auto second = runDevice(x, tokens, ids, w, gate, gate, down, GemmPrecision::BFloat16);
+        ASSERT_FALSE(first.empty());
+        EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
+
+        auto dx = DeviceBuffer::of(x);
+        auto dIds = DeviceBuffer::of(ids);
+        auto dW = DeviceBuffer::of(w);
+        DeviceBuffer out(first.size() * sizeof(float));
+        DeviceBuffer scratch(kernels::cuda::routedExpertsScratchBytes(
+            tokens, kK, gate, down, GemmPrecision::BFloat16));
+        cudaStream_t stream;
+        CW_CUDA_OK(cudaStreamCreate(&stream));
+        CW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        const cudaError_t err
+            = kernels::cuda::routedExperts(dx.as<float>(), tokens, dIds.as<std::int32_t>(),
+                dW.as<float>(), kK, gate, gate, down, out.as<float>(), GemmPrecision::BFloat16,
+                DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, nullptr, stream);
+        cudaGraph_t graph;
+        CW_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        ASSERT_EQ(err, cudaSuccess);
+        cudaGraphExec_t exec;
+        CW_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        CW_CUDA_OK(cudaGraphLaunch(exec, stream));
+        CW_CUDA_OK(cudaStreamSynchronize(stream));
+        const auto replayed = out.download<float>();
+        EXPECT_EQ(0, std::memcmp(first.data(), replayed.data(), first.size() * sizeof(float)))
+            << "tokens " << tokens;
+        cudaGraphExecDestroy(exec);
+        cudaGraphDestroy(graph);
+        cudaStreamDestroy(stream);
+    }
+}
+
+} // namespace
+} // namespace cw::moe_test
