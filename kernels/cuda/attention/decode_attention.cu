@@ -1,0 +1,437 @@
+// Flash-decoding over the paged f32 cache: one block per (sequence, KV head, key split), the
+// query heads of the KV group sharing every K/V row the block reads, then a kernel that
+// merges the splits' partial softmax states (log-sum-exp) and applies the output gate.
+//
+// Inside a block, each warp takes groups of keys in turn. A lane holds a slice of the head
+// dimension (16-byte loads, coalesced over the warp) of the group queries and of the output
+// accumulators; a group's dot products are summed over the lanes with a transposing
+// butterfly (a lane ends with whole scores instead of every lane with every score), and the
+// probabilities go through a small per-warp shared table. f32 throughout: these results are
+// compared with the CPU at 1e-5.
+#include "kernels/cuda/attention/attention_paths.h"
+#include "kernels/cuda/attention/kv_rows.cuh"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace cw::kernels::cuda::attention_detail {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kMaxSplits = 128;
+constexpr int kMinSplitKeys = 64; // at full capacity; fewer make the merge dearer than the work
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kMaxDevices = 64;
+
+struct DecodeParams {
+    const float* q;
+    KvRows cache;
+    const std::int32_t* seqRow0;
+    const std::int32_t* seqTokens;
+    const std::int32_t* rowPos;
+    float* partO; // [S][nH][splits][hd], relative to partM
+    float* partM; // [S][nH][splits] running max of the scaled scores
+    float* partL; // [S][nH][splits] sum of exp(score - max)
+    std::int32_t heads, kvHeads, headDim, group, headChunks, splits;
+    float scale;
+};
+
+__device__ __forceinline__ float dot4(float4 a, float4 b)
+{
+    return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+}
+
+// Sums d[] over the LANES lanes of a lane group (xor masks MASK, MASK/2, ..., 1). While more
+// than one value is left a level halves them: each lane keeps one half and sends the other,
+// so after log2(NV) levels a lane holds max(1, NV / LANES) whole sums (see reducedBase).
+template <int COUNT, int MASK, int NV>
+__device__ __forceinline__ void transposeReduce(float (&d)[NV], int lane)
+{
+    if constexpr (MASK > 0) {
+        if constexpr (COUNT > 1) {
+            constexpr int kHalf = COUNT / 2;
+            const bool upper = (lane & MASK) != 0;
+#pragma unroll
+            for (int i = 0; i < kHalf; ++i) {
+                const float send = upper ? d[i] : d[i + kHalf];
+                const float keep = upper ? d[i + kHalf] : d[i];
+                d[i] = keep + __shfl_xor_sync(kFull, send, MASK);
+            }
+            transposeReduce<kHalf, MASK / 2, NV>(d, lane);
+        } else {
+            d[0] += __shfl_xor_sync(kFull, d[0], MASK);
+            transposeReduce<1, MASK / 2, NV>(d, lane);
+        }
+    }
+}
+
+// Index in the original d[] of the lane's d[0] after transposeReduce (d[i] is at + i).
+template <int NV, int LANES> __device__ __forceinline__ int reducedBase(int sub)
+{
+    int base = 0;
+#pragma unroll
+    for (int mask = LANES / 2, half = NV / 2; mask > 0 && half > 0; mask >>= 1, half >>= 1)
+        if (sub & mask)
+            base += half;
+    return base;
+}
+
+// LANES lanes share one key (LANES * VEC float4 cover the head dimension), a warp works on
+// 32 / LANES keys at a time and each of them KU times per group; GT query heads per block.
+template <int LANES, int VEC, int GT, int KU>
+__global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
+{
+    constexpr int kSlots = 32 / LANES;
+    constexpr int kGroupKeys = kSlots * KU;
+    constexpr int kValues = KU * GT;
+    constexpr int kReduced = kValues > LANES ? kValues / LANES : 1;
+    constexpr int kReplicas = kValues >= LANES ? 1 : LANES / kValues;
+    constexpr int kWidth = LANES * VEC * 4; // >= headDim
+    __shared__ float scores[kWarps][kGroupKeys][GT];
+    __shared__ float alphas[kWarps][GT];
+    __shared__ float warpO[kWarps][GT][kWidth];
+    __shared__ float warpM[kWarps][GT], warpL[kWarps][GT];
+
+    const int seq = blockIdx.z;
+    if (p.seqTokens[seq] < 1)
+        return;
+    const int split = blockIdx.x;
+    const int kvHead = blockIdx.y / p.headChunks;
+    const int h0 = kvHead * p.group + (blockIdx.y % p.headChunks) * GT;
+    const int heads = min(GT, p.group - (h0 - kvHead * p.group));
+    const int row = p.seqRow0[seq];
+    const int length = p.rowPos[row] + 1;
+    // The split's share of the current length (read here, so a replayed graph adapts).
+    int per = (length + p.splits - 1) / p.splits;
+    per = (per + kGroupKeys - 1) / kGroupKeys * kGroupKeys;
+    const int begin = split * per;
+    const int end = min(length, begin + per);
+
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int slot = lane / LANES, sub = lane % LANES;
+    const int hd4 = p.headDim / 4;
+
+    float4 q[GT][VEC], o[GT][VEC];
+#pragma unroll
+    for (int g = 0; g < GT; ++g)
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) {
+            const int i = sub + LANES * v;
+            q[g][v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+            if (g < heads && i < hd4)
+                q[g][v] = reinterpret_cast<const float4*>(
+                    p.q + (std::int64_t(row) * p.heads + h0 + g) * p.headDim)[i];
+            o[g][v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+    float runM = -INFINITY, runL = 0.0f; // of head `lane` (lanes < GT)
+
+    const float* headBase = p.cache.base + std::int64_t(kvHead) * p.headDim;
+    const std::int64_t valueOffset = p.cache.valueOffset();
+    float4 k[KU][VEC], vv[KU][VEC];
+    auto load = [&](int first, float4(&kd)[KU][VEC], float4(&vd)[KU][VEC]) {
+#pragma unroll
+        for (int u = 0; u < KU; ++u) {
+            const int key = first + slot * KU + u;
+            const bool valid = key < end;
+            const float* kr = headBase + (valid ? p.cache.keyOffset(seq, key) : 0);
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                const int i = sub + LANES * v;
+                kd[u][v] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                vd[u][v] = kd[u][v];
+                if (valid && i < hd4) {
+                    kd[u][v] = reinterpret_cast<const float4*>(kr)[i];
+                    vd[u][v] = reinterpret_cast<const float4*>(kr + valueOffset)[i];
+                }
+            }
+        }
+    };
+
+    int first = begin + warp * kGroupKeys;
+    if (first < end)
+        load(first, k, vv);
+    for (; first < end; first += kWarps * kGroupKeys) {
+        // The next group's rows are in flight while this one is computed.
+        float4 nk[KU][VEC], nv[KU][VEC];
+        load(first + kWarps * kGroupKeys, nk, nv);
+
+        float d[kValues];
+#pragma unroll
+        for (int u = 0; u < KU; ++u)
+#pragma unroll
+            for (int g = 0; g < GT; ++g) {
+                float s = 0.0f;
+#pragma unroll
+                for (int v = 0; v < VEC; ++v)
+                    s += dot4(q[g][v], k[u][v]);
+                d[u * GT + g] = s;
+            }
+        transposeReduce<kValues, LANES / 2, kValues>(d, lane);
+        __syncwarp(); // the previous group's probabilities are read
+        if (sub % kReplicas == 0) {
+            const int base = reducedBase<kValues, LANES>(sub);
+#pragma unroll
+            for (int r = 0; r < kReduced; ++r) {
+                const int u = (base + r) / GT, g = (base + r) % GT;
+                const int key = first + slot * KU + u;
+                scores[warp][slot * KU + u][g] = key < end ? d[r] * p.scale : -INFINITY;
+            }
+        }
+        __syncwarp();
+        if (lane < GT) {
+            // The group's first key is valid, so the new maximum is finite.
+            float mx = runM;
+#pragma unroll
+            for (int j = 0; j < kGroupKeys; ++j)
+                mx = fmaxf(mx, scores[warp][j][lane]);
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = 0; j < kGroupKeys; ++j) {
+                const float e = expf(scores[warp][j][lane] - mx);
+                scores[warp][j][lane] = e;
+                sum += e;
+            }
+            const float alpha = expf(runM - mx);
+            runL = runL * alpha + sum;
+            runM = mx;
+            alphas[warp][lane] = alpha;
+        }
+        __syncwarp();
+#pragma unroll
+        for (int g = 0; g < GT; ++g) {
+            const float a = alphas[warp][g];
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                float4 acc = o[g][v];
+                acc.x *= a;
+                acc.y *= a;
+                acc.z *= a;
+                acc.w *= a;
+#pragma unroll
+                for (int u = 0; u < KU; ++u) {
+                    const float pr = scores[warp][slot * KU + u][g];
+                    acc.x += pr * vv[u][v].x;
+                    acc.y += pr * vv[u][v].y;
+                    acc.z += pr * vv[u][v].z;
+                    acc.w += pr * vv[u][v].w;
+                }
+                o[g][v] = acc;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < KU; ++u)
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                k[u][v] = nk[u][v];
+                vv[u][v] = nv[u][v];
+            }
+    }
+
+    // Lanes of different key slots hold the same dimensions of different keys.
+#pragma unroll
+    for (int mask = LANES; mask < 32; mask <<= 1)
+#pragma unroll
+        for (int g = 0; g < GT; ++g)
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                o[g][v].x += __shfl_xor_sync(kFull, o[g][v].x, mask);
+                o[g][v].y += __shfl_xor_sync(kFull, o[g][v].y, mask);
+                o[g][v].z += __shfl_xor_sync(kFull, o[g][v].z, mask);
+                o[g][v].w += __shfl_xor_sync(kFull, o[g][v].w, mask);
+            }
+    if (slot == 0) {
+#pragma unroll
+        for (int g = 0; g < GT; ++g)
+#pragma unroll
+            for (int v = 0; v < VEC; ++v) {
+                const int i = sub + LANES * v;
+                if (i < hd4)
+                    reinterpret_cast<float4*>(warpO[warp][g])[i] = o[g][v];
+            }
+    }
+    if (lane < GT) {
+        warpM[warp][lane] = runM;
+        warpL[warp][lane] = runL;
+    }
+    __syncthreads();
+
+    // Merge the warps; a warp (or the whole split) that saw no key has max -inf, weight 0.
+    for (int e = threadIdx.x; e < heads * p.headDim; e += kThreads) {
+        const int g = e / p.headDim, dim = e % p.headDim;
+        float m = -INFINITY;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w)
+            m = fmaxf(m, warpM[w][g]);
+        float acc = 0.0f, l = 0.0f;
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const float wm = warpM[w][g];
+            const float weight = wm == -INFINITY ? 0.0f : expf(wm - m);
+            acc += weight * warpO[w][g][dim];
+            l += weight * warpL[w][g];
+        }
+        const std::int64_t part = (std::int64_t(seq) * p.heads + h0 + g) * p.splits + split;
+        p.partO[part * p.headDim + dim] = acc;
+        if (dim == 0) {
+            p.partM[part] = m;
+            p.partL[part] = l;
+        }
+    }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    decodeCombineKernel(DecodeParams p, const float* gate, std::int64_t gateStride, float* out)
+{
+    __shared__ float weights[kMaxSplits];
+    __shared__ float total;
+    const int h = blockIdx.x, seq = blockIdx.y;
+    if (p.seqTokens[seq] < 1)
+        return;
+    const std::int64_t part0 = (std::int64_t(seq) * p.heads + h) * p.splits;
+    if (threadIdx.x == 0) {
+        float m = -INFINITY;
+        for (int s = 0; s < p.splits; ++s)
+            m = fmaxf(m, p.partM[part0 + s]);
+        float l = 0.0f;
+        for (int s = 0; s < p.splits; ++s) {
+            const float sm = p.partM[part0 + s];
+            const float w = sm == -INFINITY ? 0.0f : expf(sm - m);
+            weights[s] = w;
+            l += w * p.partL[part0 + s];
+        }
+        total = l;
+    }
+    __syncthreads();
+    const int hd = p.headDim;
+    const std::int64_t row = p.seqRow0[seq];
+    const float inv = 1.0f / total;
+    for (int dim = threadIdx.x; dim < hd; dim += kThreads) {
+        float acc = 0.0f;
+        for (int s = 0; s < p.splits; ++s)
+            acc += weights[s] * p.partO[(part0 + s) * hd + dim];
+        float r = acc * inv;
+        if (gate)
+            r *= 1.0f / (1.0f + expf(-gate[row * gateStride + std::int64_t(h) * 2 * hd + dim]));
+        out[(row * p.heads + h) * hd + dim] = r;
+    }
+}
+
+// Cached per device: a decode step asks on every call, graph capture included.
+int multiprocessors()
+{
+    static std::atomic<int> known[kMaxDevices];
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) {
+        cudaGetLastError();
+        return 108;
+    }
+    if (device < kMaxDevices && known[device].load(std::memory_order_relaxed) > 0)
+        return known[device].load(std::memory_order_relaxed);
+    int count = 0;
+    if (cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 108;
+    }
+    if (device < kMaxDevices)
+        known[device].store(count, std::memory_order_relaxed);
+    return count;
+}
+
+int headGroupTile(int group)
+{
+    return group <= 1 ? 1 : group <= 2 ? 2 : group <= 4 ? 4 : 8;
+}
+
+template <int LANES, int VEC, int KU>
+void launchSplits(int gt, dim3 grid, const DecodeParams& p, cudaStream_t stream)
+{
+    switch (gt) {
+    case 1:
+        decodeSplitKernel<LANES, VEC, 1, KU><<<grid, kThreads, 0, stream>>>(p);
+        break;
+    case 2:
+        decodeSplitKernel<LANES, VEC, 2, KU><<<grid, kThreads, 0, stream>>>(p);
+        break;
+    case 4:
+        decodeSplitKernel<LANES, VEC, 4, KU><<<grid, kThreads, 0, stream>>>(p);
+        break;
+    default:
+        decodeSplitKernel<LANES, VEC, 8, KU><<<grid, kThreads, 0, stream>>>(p);
+        break;
+    }
+}
+
+} // namespace
+
+int decodeSplits(const AttentionShape& shape, const StepLayout& layout)
+{
+    const int group = shape.heads / shape.kvHeads;
+    const int gt = headGroupTile(group);
+    const std::int64_t pairs
+        = std::int64_t(layout.sequences) * shape.kvHeads * ((group + gt - 1) / gt);
+    // Enough blocks for several waves, so the last wave's tail stays short.
+    const std::int64_t target = 8 * std::int64_t(multiprocessors());
+    std::int64_t splits = (target + pairs - 1) / std::max<std::int64_t>(pairs, 1);
+    splits
+        = std::min<std::int64_t>(splits, (layout.maxContext + kMinSplitKeys - 1) / kMinSplitKeys);
+    return int(std::clamp<std::int64_t>(splits, 1, kMaxSplits));
+}
+
+std::size_t decodeScratchBytes(const AttentionShape& shape, const StepLayout& layout)
+{
+    const std::size_t parts
+        = std::size_t(layout.sequences) * shape.heads * std::size_t(decodeSplits(shape, layout));
+    return parts * (std::size_t(shape.headDim) + 2) * sizeof(float);
+}
+
+cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_t gateStride,
+    const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
+    float* out, DeviceScratch scratch, cudaStream_t stream)
+{
+    if (scratch.bytes < decodeScratchBytes(shape, layout) || shape.headDim % 4 != 0)
+        return cudaErrorInvalidValue;
+    const int group = shape.heads / shape.kvHeads;
+    const int gt = headGroupTile(group);
+    DecodeParams p;
+    p.q = q;
+    p.cache = makeKvRows(kv, layer, layout);
+    p.seqRow0 = layout.seqRow0;
+    p.seqTokens = layout.seqTokens;
+    p.rowPos = layout.rowPos;
+    p.heads = shape.heads;
+    p.kvHeads = shape.kvHeads;
+    p.headDim = shape.headDim;
+    p.group = group;
+    p.headChunks = (group + gt - 1) / gt;
+    p.splits = decodeSplits(shape, layout);
+    p.scale = scale;
+    const std::size_t parts = std::size_t(layout.sequences) * shape.heads * p.splits;
+    p.partO = reinterpret_cast<float*>(scratch.data);
+    p.partM = p.partO + parts * shape.headDim;
+    p.partL = p.partM + parts;
+
+    const dim3 grid(
+        unsigned(p.splits), unsigned(shape.kvHeads * p.headChunks), unsigned(layout.sequences));
+    const int hd4 = shape.headDim / 4;
+    if (hd4 > 32)
+        launchSplits<32, 2, 2>(gt, grid, p, stream);
+    else if (hd4 > 16)
+        launchSplits<32, 1, 4>(gt, grid, p, stream);
+    else if (hd4 > 8)
+        launchSplits<16, 1, 2>(gt, grid, p, stream);
+    else if (hd4 > 4)
+        launchSplits<8, 1, 2>(gt, grid, p, stream);
+    else
+        launchSplits<4, 1, 2>(gt, grid, p, stream);
+    const cudaError_t launched = cudaGetLastError();
+    if (launched != cudaSuccess)
+        return launched;
+    decodeCombineKernel<<<dim3(unsigned(shape.heads), unsigned(layout.sequences)), kThreads, 0,
+        stream>>>(p, gate, gateStride, out);
+    return cudaGetLastError();
+}
+
+} // namespace cw::kernels::cuda::attention_detail

@@ -1,0 +1,242 @@
+// The row kernels on the device against the CPU's ops (rmsNorm) and plain host loops.
+#include "kernels/cpu/ops/ops.h"
+#include "kernels/cuda/ops/row_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <limits>
+#include <random>
+#include <vector>
+
+#define CW_CUDA_OK(expr)                                                                           \
+    do {                                                                                           \
+        const cudaError_t cwStatus = (expr);                                                       \
+        ASSERT_EQ(cwStatus, cudaSuccess) << #expr << ": " << cudaGetErrorString(cwStatus);         \
+    } while (0)
+
+namespace cw::kernels::cuda {
+namespace {
+
+template <typename T> class DeviceArray {
+public:
+    DeviceArray() = default;
+    DeviceArray(const DeviceArray&) = delete;
+    DeviceArray& operator=(const DeviceArray&) = delete;
+    ~DeviceArray() { cudaFree(m_data); }
+    cudaError_t allocate(std::size_t count)
+    {
+        m_count = count;
+        return cudaMalloc(
+            reinterpret_cast<void**>(&m_data), std::max<std::size_t>(count, 1) * sizeof(T));
+    }
+    cudaError_t upload(const std::vector<T>& host)
+    {
+        const cudaError_t status = allocate(host.size());
+        return status != cudaSuccess
+            ? status
+            : cudaMemcpy(m_data, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+    }
+    cudaError_t download(std::vector<T>& host) const
+    {
+        host.resize(m_count);
+        return cudaMemcpy(host.data(), m_data, m_count * sizeof(T), cudaMemcpyDeviceToHost);
+    }
+    cudaError_t poison() { return cudaMemset(m_data, 0xff, m_count * sizeof(T)); } // NaN floats
+    T* get() const { return m_data; }
+
+private:
+    T* m_data = nullptr;
+    std::size_t m_count = 0;
+};
+
+std::vector<float> randomVector(std::size_t n, std::mt19937& rng, float lo = -2.0f, float hi = 2.0f)
+{
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v)
+        x = dist(rng);
+    return v;
+}
+
+// ||out - ref|| / ||ref|| over the values of `ref` rows (n values every stride), reported.
+double relativeError(const char* what, const std::vector<float>& out, const std::vector<float>& ref,
+    std::int64_t rows, std::int64_t n, std::int64_t stride)
+{
+    double diff = 0.0, norm = 0.0, maxAbs = 0.0;
+    for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t i = 0; i < n; ++i) {
+            const std::size_t at = std::size_t(r * stride + i);
+            const double d = double(out[at]) - double(ref[at]);
+            diff += d * d;
+            norm += double(ref[at]) * double(ref[at]);
+            maxAbs = std::max(maxAbs, std::fabs(d));
+            if (!std::isfinite(out[at]))
+                return INFINITY;
+        }
+    const double rel = std::sqrt(diff / norm);
+    std::printf("[%s] relative %.3g, max abs %.3g\n", what, rel, maxAbs);
+    return rel;
+}
+
+TEST(RowOps, rmsNormRowsMatchesCpuWithStridesWeightsAndInPlace)
+{
+    std::mt19937 rng(1);
+    const std::int64_t rows = 7, n = 2048, xStride = 2056, outStride = 2050;
+    const float eps = 1e-6f;
+    const auto x = randomVector(std::size_t(rows * xStride), rng);
+    const auto w = randomVector(std::size_t(n), rng, 0.5f, 1.5f);
+    DeviceArray<float> dX, dW, dOut;
+    CW_CUDA_OK(dX.upload(x));
+    CW_CUDA_OK(dW.upload(w));
+    CW_CUDA_OK(dOut.allocate(std::size_t(rows * outStride)));
+    for (const bool weighted : { true, false }) {
+        CW_CUDA_OK(dOut.poison());
+        CW_CUDA_OK(rmsNormRows(dX.get(), xStride, weighted ? dW.get() : nullptr, rows, n, eps,
+            dOut.get(), outStride, nullptr));
+        std::vector<float> out, ref(std::size_t(rows * outStride));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        CW_CUDA_OK(dOut.download(out));
+        for (std::int64_t r = 0; r < rows; ++r)
+            ops::rmsNorm(x.data() + r * xStride, weighted ? w.data() : nullptr, n, eps,
+                ref.data() + r * outStride);
+        EXPECT_LT(relativeError(weighted ? "rmsNormRows" : "rmsNormRows, no weight", out, ref, rows,
+                      n, outStride),
+            1e-6);
+    }
+    // In place, over an odd length.
+    const std::int64_t odd = 1001;
+    CW_CUDA_OK(
+        rmsNormRows(dX.get(), xStride, dW.get(), rows, odd, eps, dX.get(), xStride, nullptr));
+    std::vector<float> out, ref = x;
+    CW_CUDA_OK(cudaDeviceSynchronize());
+    CW_CUDA_OK(dX.download(out));
+    for (std::int64_t r = 0; r < rows; ++r)
+        ops::rmsNorm(ref.data() + r * xStride, w.data(), odd, eps, ref.data() + r * xStride);
+    EXPECT_LT(relativeError("rmsNormRows in place", out, ref, rows, odd, xStride), 1e-6);
+    for (std::int64_t r = 0; r < rows; ++r) // past n: untouched
+        EXPECT_EQ(out[std::size_t(r * xStride + odd)], x[std::size_t(r * xStride + odd)]);
+}
+
+TEST(RowOps, addRmsNormRowsAddsTheResidualThenNorms)
+{
+    std::mt19937 rng(2);
+    const std::int64_t rows = 9, n = 2048;
+    const float eps = 1e-6f;
+    const auto hidden = randomVector(std::size_t(rows * n), rng);
+    const auto delta = randomVector(std::size_t(rows * n), rng);
+    const auto w = randomVector(std::size_t(n), rng, 0.5f, 1.5f);
+    for (const bool withDelta : { true, false }) {
+        DeviceArray<float> dHidden, dDelta, dW, dNormed;
+        CW_CUDA_OK(dHidden.upload(hidden));
+        CW_CUDA_OK(dDelta.upload(delta));
+        CW_CUDA_OK(dW.upload(w));
+        CW_CUDA_OK(dNormed.allocate(std::size_t(rows * n)));
+        CW_CUDA_OK(dNormed.poison());
+        CW_CUDA_OK(addRmsNormRows(dHidden.get(), withDelta ? dDelta.get() : nullptr, dW.get(), rows,
+            n, eps, dNormed.get(), nullptr));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        std::vector<float> h, normed;
+        CW_CUDA_OK(dHidden.download(h));
+        CW_CUDA_OK(dNormed.download(normed));
+        std::vector<float> hRef = hidden, nRef(hidden.size());
+        if (withDelta)
+            for (std::size_t i = 0; i < hRef.size(); ++i)
+                hRef[i] += delta[i];
+        for (std::int64_t r = 0; r < rows; ++r)
+            ops::rmsNorm(hRef.data() + r * n, w.data(), n, eps, nRef.data() + r * n);
+        // The sum is one f32 addition on both sides: exact.
+        EXPECT_EQ(h, hRef);
+        EXPECT_LT(relativeError(withDelta ? "addRmsNormRows" : "addRmsNormRows, no delta", normed,
+                      nRef, rows, n, n),
+            1e-6);
+    }
+}
+
+TEST(RowOps, gatherF32RowsCopiesTheChosenRows)
+{
+    std::mt19937 rng(3);
+    for (const std::int64_t n : { std::int64_t(2048), std::int64_t(1001) }) {
+        const std::int64_t rows = 40;
+        const auto x = randomVector(std::size_t(rows * n), rng);
+        const std::vector<std::int32_t> pick = { 39, 0, 7, 7, 21, 38 };
+        DeviceArray<float> dX, dOut;
+        DeviceArray<std::int32_t> dPick;
+        CW_CUDA_OK(dX.upload(x));
+        CW_CUDA_OK(dPick.upload(pick));
+        CW_CUDA_OK(dOut.allocate(pick.size() * std::size_t(n)));
+        CW_CUDA_OK(dOut.poison());
+        CW_CUDA_OK(gatherF32Rows(
+            dX.get(), dPick.get(), std::int64_t(pick.size()), n, dOut.get(), nullptr));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        std::vector<float> out;
+        CW_CUDA_OK(dOut.download(out));
+        for (std::size_t i = 0; i < pick.size(); ++i)
+            EXPECT_TRUE(std::equal(out.begin() + std::ptrdiff_t(i * n),
+                out.begin() + std::ptrdiff_t((i + 1) * n), x.begin() + std::ptrdiff_t(pick[i] * n)))
+                << "row " << i << ", n " << n;
+    }
+}
+
+TEST(RowOps, countNonFiniteAddsEveryNaNAndInfinityToTheCounter)
+{
+    std::mt19937 rng(4);
+    const std::int64_t n = 3'000'001;
+    auto x = randomVector(std::size_t(n), rng, -1e30f, 1e30f);
+    const std::int64_t spots[] = { 0, 1, 4095, 777'777, 2'999'999, 3'000'000 };
+    for (std::size_t i = 0; i < std::size(spots); ++i)
+        x[std::size_t(spots[i])] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY;
+    x[123] = std::numeric_limits<float>::max(); // finite
+    x[124] = std::numeric_limits<float>::denorm_min(); // finite
+    DeviceArray<float> dX;
+    DeviceArray<int> dCount;
+    CW_CUDA_OK(dX.upload(x));
+    CW_CUDA_OK(dCount.upload({ 5 })); // not reset: the step's counter accumulates
+    CW_CUDA_OK(countNonFinite(dX.get(), n, dCount.get(), nullptr));
+    CW_CUDA_OK(countNonFinite(dX.get(), 4096, dCount.get(), nullptr)); // spots 0, 1, 4095
+    CW_CUDA_OK(cudaDeviceSynchronize());
+    std::vector<int> count;
+    CW_CUDA_OK(dCount.download(count));
+    EXPECT_EQ(count[0], 5 + 6 + 3);
+}
+
+TEST(RowOps, argmaxRowsTakesTheLowestIndexAmongEqualMaxima)
+{
+    std::mt19937 rng(5);
+    for (const std::int64_t n :
+        { std::int64_t(151'936), std::int64_t(248'320), std::int64_t(37) }) {
+        const std::int64_t rows = 4;
+        auto x = randomVector(std::size_t(rows * n), rng, -30.0f, 30.0f);
+        // Row 0: one clear maximum; row 1: the same maximum twice; row 2: the maximum at the
+        // last index; row 3: every value equal.
+        x[std::size_t(0 * n + n / 3)] = 99.0f;
+        x[std::size_t(1 * n + n - 2)] = 77.0f;
+        x[std::size_t(1 * n + 5)] = 77.0f;
+        x[std::size_t(2 * n + n - 1)] = 55.0f;
+        std::fill_n(x.begin() + std::ptrdiff_t(3 * n), n, -4.0f);
+        DeviceArray<float> dX, dValue;
+        DeviceArray<std::int32_t> dIndex;
+        CW_CUDA_OK(dX.upload(x));
+        CW_CUDA_OK(dIndex.allocate(std::size_t(rows)));
+        CW_CUDA_OK(dValue.allocate(std::size_t(rows)));
+        CW_CUDA_OK(argmaxRows(dX.get(), rows, n, dIndex.get(), dValue.get(), nullptr));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        std::vector<std::int32_t> index;
+        std::vector<float> value;
+        CW_CUDA_OK(dIndex.download(index));
+        CW_CUDA_OK(dValue.download(value));
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const float* row = x.data() + r * n;
+            const auto best = std::max_element(row, row + n); // the first of equal maxima
+            EXPECT_EQ(index[std::size_t(r)], std::int32_t(best - row))
+                << "row " << r << ", n " << n;
+            EXPECT_EQ(value[std::size_t(r)], *best) << "row " << r << ", n " << n;
+        }
+    }
+}
+
+} // namespace
+} // namespace cw::kernels::cuda
