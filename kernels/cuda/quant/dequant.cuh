@@ -90,18 +90,26 @@ template <int Align> __device__ __forceinline__ uint2 load8(const std::uint8_t* 
     }
 }
 
+// float(u - offset) for 0 <= u < 2^22, exactly, without the quarter-rate I2F: 2^23 + u is
+// exact in a float's mantissa, and subtracting 2^23 + offset is exact for small integers.
+__device__ __forceinline__ float exactFloat(std::uint32_t u, int offset = 0)
+{
+    return __fsub_rn(__uint_as_float(0x4B000000u | u), 8388608.0f + float(offset));
+}
+
 __device__ __forceinline__ int byteAt(uint2 w, int i)
 {
     return int(((i < 4 ? w.x : w.y) >> (8 * (i & 3))) & 0xFFu);
 }
 
-// ggml's kvalues_iq4nl as a register lookup: __byte_perm picks byte q of the packed table.
-__device__ __forceinline__ int iq4nlValue(int q)
+// ggml's kvalues_iq4nl plus 128 (so unsigned), as a register lookup: __byte_perm picks byte
+// q of the packed table. Levels: -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53,
+// 69, 89, 113.
+__device__ __forceinline__ std::uint32_t iq4nlBiased(std::uint32_t q)
 {
-    // -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 as int8 bytes.
-    const std::uint32_t lo = q < 8 ? __byte_perm(0xBFAD9881u, 0xF6EADDCFu, std::uint32_t(q))
-                                   : __byte_perm(0x26190D01u, 0x71594535u, std::uint32_t(q & 7));
-    return int(std::int8_t(lo & 0xFFu));
+    const std::uint32_t v = q < 8 ? __byte_perm(0x3F2D1801u, 0x766A5D4Fu, q)
+                                  : __byte_perm(0xA6998D81u, 0xF1D9C5B5u, q & 7);
+    return v & 0xFFu;
 }
 
 // ggml's get_scale_min_k4 on the 12 packed scale bytes of Q4_K/Q5_K.
@@ -185,9 +193,9 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             if constexpr (kHasHigh) // bit 8s+i of qh is the fifth bit of value 8s+i
                 v |= int((qh >> (8 * s + i)) & 1u) << 4;
             if constexpr (kHasMin)
-                out[i] = __fadd_rn(__fmul_rn(float(v), d), m);
+                out[i] = __fadd_rn(__fmul_rn(exactFloat(std::uint32_t(v)), d), m);
             else
-                out[i] = __fmul_rn(float(v - (kHasHigh ? 16 : 8)), d);
+                out[i] = __fmul_rn(exactFloat(std::uint32_t(v), kHasHigh ? 16 : 8), d);
         }
     } else if constexpr (Type == TensorType::Q8_0) {
         const std::uint8_t* b = row + (group >> 2) * 34;
@@ -195,7 +203,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
         const uint2 q = load8<2>(b + 2 + 8 * (group & 3));
 #pragma unroll
         for (int i = 0; i < 8; ++i)
-            out[i] = __fmul_rn(float(std::int8_t(byteAt(q, i))), d);
+            out[i] = __fmul_rn(exactFloat(std::uint32_t(byteAt(q, i) ^ 0x80), 128), d);
     } else {
         // Super-blocks of 256: v0 is the first of the eight values inside the block.
         const std::uint8_t* b = row + (group >> 5) * BlockTraits<Type>::kBytes;
@@ -210,7 +218,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const uint2 q = load8<4>(b + 16 + 32 * n + (rem & 31));
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-                out[i] = __fsub_rn(__fmul_rn(dl, float((byteAt(q, i) >> shift) & 3)), ml);
+                out[i] = __fsub_rn(__fmul_rn(dl, exactFloat((byteAt(q, i) >> shift) & 3)), ml);
         } else if constexpr (Type == TensorType::Q3_K) {
             const int n = v0 >> 7, rem = v0 & 127, shift = 2 * (rem >> 5);
             const int is = v0 >> 4;
@@ -224,8 +232,10 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const uint2 hm = load8<2>(b + (rem & 31));
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                const int v = ((byteAt(q, i) >> shift) & 3) - ((byteAt(hm, i) & mbit) ? 0 : 4);
-                out[i] = __fmul_rn(dl, float(v));
+                // (q - (high bit clear ? 4 : 0)) as (q | high << 2) - 4.
+                const std::uint32_t u
+                    = ((byteAt(q, i) >> shift) & 3) | ((byteAt(hm, i) & mbit) ? 4 : 0);
+                out[i] = __fmul_rn(dl, exactFloat(u, 4));
             }
         } else if constexpr (Type == TensorType::Q4_K || Type == TensorType::Q5_K) {
             constexpr bool kQ5 = Type == TensorType::Q5_K;
@@ -244,7 +254,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
                 int v = (byteAt(q, i) >> shift) & 0xF;
                 if constexpr (kQ5)
                     v += (byteAt(qh, i) >> j) & 1 ? 16 : 0;
-                out[i] = __fsub_rn(__fmul_rn(d1, float(v)), m1);
+                out[i] = __fsub_rn(__fmul_rn(d1, exactFloat(std::uint32_t(v))), m1);
             }
         } else if constexpr (Type == TensorType::Q6_K) {
             const int n = v0 >> 7, rem = v0 & 127, k = rem >> 5, l0 = rem & 31;
@@ -256,10 +266,9 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int lowShift = 4 * (k >> 1), highShift = 2 * k;
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
-                const int v = (((byteAt(ql, i) >> lowShift) & 0xF)
-                                  | (((byteAt(qh, i) >> highShift) & 3) << 4))
-                    - 32;
-                out[i] = __fmul_rn(dsc, float(v));
+                const std::uint32_t u = ((byteAt(ql, i) >> lowShift) & 0xF)
+                    | (((byteAt(qh, i) >> highShift) & 3) << 4);
+                out[i] = __fmul_rn(dsc, exactFloat(u, 32));
             }
         } else if constexpr (Type == TensorType::IQ4_XS) {
             const int ib = v0 >> 5, r = v0 & 31;
@@ -271,7 +280,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int shift = 4 * (r >> 4);
 #pragma unroll
             for (int i = 0; i < 8; ++i)
-                out[i] = __fmul_rn(dl, float(iq4nlValue((byteAt(q, i) >> shift) & 0xF)));
+                out[i] = __fmul_rn(dl, exactFloat(iq4nlBiased((byteAt(q, i) >> shift) & 0xF), 128));
         } else {
             static_assert(Type == TensorType::IQ4_XS, "dequant8: unsupported type");
         }

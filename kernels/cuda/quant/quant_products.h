@@ -12,11 +12,10 @@
 #include "kernels/cuda/cuda_step.h"
 #include "kernels/tensor_type.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
 
 namespace cw::kernels::cuda {
 

@@ -1,0 +1,167 @@
+// linear(): the matrix-vector kernels up to kMatVecMaxTokens token rows, cuBLAS on
+// dequantized weights above.
+//
+// The prefill path dequantizes W into scratch in slabs of rows (bf16 or f32, per
+// GemmPrecision) and runs one cublasGemmEx per slab; a slab is at most kSlabBytes so the
+// 248320-row LM head does not need a gigabyte of scratch. cuBLAS is column-major: the
+// row-major y[T][N] = x[T][K] W[N][K]^T is, read column-major, y^T (N x T) = W (N x K, which
+// is W's row-major bytes with op T) times x^T (K x T).
+#include "kernels/cuda/quant/dequant.cuh"
+#include "kernels/cuda/quant/mat_vec.h"
+#include "kernels/cuda/quant/quant_internal.h"
+#include "kernels/cuda/quant/quant_products.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cublas_v2.h>
+#include <library_types.h>
+
+namespace cw::kernels::cuda {
+namespace {
+
+constexpr std::size_t kSlabBytes = std::size_t(64) << 20;
+constexpr std::size_t kAlign = 256;
+
+std::size_t alignUp(std::size_t n)
+{
+    return (n + kAlign - 1) / kAlign * kAlign;
+}
+
+bool validMatrix(const DeviceMatrix& w)
+{
+    const auto traits = tensorTypeTraits(std::uint32_t(w.type));
+    return supportsMatrixType(w.type) && traits && w.rows >= 0 && w.cols >= 0
+        && w.cols % traits->blockSize == 0 && (w.rows == 0 || w.data != nullptr);
+}
+
+struct MatVecLaunch {
+    const quant_detail::MatVecArgs& args;
+    cudaError_t& result;
+    template <TensorType Type> void operator()() const
+    {
+        result = quant_detail::launchMatVec<Type>(args);
+    }
+};
+
+// The prefill layout: W used in place (already the operand type) or dequantized per slab.
+struct GemmPlan {
+    bool bf16 = false; // operand type: bf16, else f32
+    bool inPlace = false; // W's own bytes are the A operand
+    std::int64_t slabRows = 0;
+    std::size_t xBytes = 0; // bf16 copy of x
+    std::size_t slabBytes = 0;
+};
+
+GemmPlan planGemm(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
+{
+    GemmPlan plan;
+    plan.bf16 = precision == GemmPrecision::BFloat16;
+    const std::size_t element = plan.bf16 ? 2 : 4;
+    plan.inPlace = (plan.bf16 ? w.type == TensorType::BF16 : w.type == TensorType::F32)
+        && w.rowStride % element == 0 && reinterpret_cast<std::uintptr_t>(w.data) % 16 == 0;
+    if (plan.bf16)
+        plan.xBytes = alignUp(std::size_t(tokens) * std::size_t(w.cols) * 2);
+    if (w.cols == 0) {
+        plan.slabRows = w.rows; // nothing to dequantize; cuBLAS writes zeros for k = 0
+    } else if (!plan.inPlace) {
+        const std::int64_t fit = std::int64_t(kSlabBytes / (std::size_t(w.cols) * element));
+        plan.slabRows = std::min(w.rows, std::max<std::int64_t>(fit / 128 * 128, 128));
+        plan.slabBytes = alignUp(std::size_t(plan.slabRows) * std::size_t(w.cols) * element);
+    }
+    return plan;
+}
+
+cudaError_t gemm(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
+    float* y, std::int64_t yStride, GemmPrecision precision, DeviceScratch scratch,
+    cublasHandle_t cublas, cudaStream_t stream)
+{
+    const GemmPlan plan = planGemm(w, tokens, precision);
+    if (scratch.bytes < plan.xBytes + plan.slabBytes
+        || (plan.xBytes + plan.slabBytes > 0 && !scratch.data))
+        return cudaErrorInvalidValue;
+    // The handle comes bound to `stream` (the contract): setting the stream here would also
+    // reset a workspace the caller may have given it.
+
+    const void* b = x;
+    cudaDataType_t operandType = CUDA_R_32F;
+    std::int64_t ldb = xStride;
+    cublasComputeType_t compute = precision == GemmPrecision::Float32 ? CUBLAS_COMPUTE_32F_PEDANTIC
+        : precision == GemmPrecision::TensorFloat32                   ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                                                      : CUBLAS_COMPUTE_32F;
+    std::byte* slab = scratch.data + plan.xBytes;
+    if (plan.bf16) {
+        auto* xb = reinterpret_cast<std::uint16_t*>(scratch.data);
+        if (const cudaError_t e
+            = quant_detail::convertToBf16(x, xStride, tokens, w.cols, xb, stream))
+            return e;
+        b = xb;
+        ldb = w.cols;
+        operandType = CUDA_R_16BF;
+    }
+    const std::size_t element = plan.bf16 ? 2 : 4;
+    const float alpha = 1.0f, beta = 0.0f;
+    const std::int64_t step = plan.inPlace ? w.rows : plan.slabRows;
+    for (std::int64_t r0 = 0; r0 < w.rows; r0 += step) {
+        const std::int64_t n = std::min(step, w.rows - r0);
+        const void* a;
+        std::int64_t lda;
+        if (plan.inPlace) {
+            a = w.data;
+            lda = std::int64_t(w.rowStride / element);
+        } else {
+            if (const cudaError_t e
+                = quant_detail::dequantizeRows(w, r0, n, slab, plan.bf16, stream))
+                return e;
+            a = slab;
+            lda = w.cols;
+        }
+        const cublasStatus_t status = cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, int(n),
+            int(tokens), int(w.cols), &alpha, a, operandType, int(lda), b, operandType, int(ldb),
+            &beta, y + r0, CUDA_R_32F, int(yStride), compute, CUBLAS_GEMM_DEFAULT);
+        if (status != CUBLAS_STATUS_SUCCESS)
+            return status == CUBLAS_STATUS_INVALID_VALUE ? cudaErrorInvalidValue : cudaErrorUnknown;
+    }
+    return cudaGetLastError();
+}
+
+} // namespace
+
+namespace quant_detail {
+
+cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
+    float* y, std::int64_t yStride, cudaStream_t stream)
+{
+    if (tokens < 1 || tokens > kMatVecMaxTokens)
+        return cudaErrorInvalidValue;
+    const MatVecArgs args { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, w.cols,
+        x, xStride, tokens, y, yStride, stream };
+    cudaError_t result = cudaErrorInvalidValue;
+    dispatchMatrixType(w.type, MatVecLaunch { args, result });
+    return result;
+}
+
+} // namespace quant_detail
+
+cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
+    float* y, std::int64_t yStride, GemmPrecision precision, DeviceScratch scratch,
+    cublasHandle_t cublas, cudaStream_t stream)
+{
+    if (!validMatrix(w) || tokens < 0)
+        return cudaErrorInvalidValue;
+    if (tokens == 0 || w.rows == 0)
+        return cudaSuccess;
+    if (tokens <= kMatVecMaxTokens)
+        return quant_detail::matVec(w, x, xStride, tokens, y, yStride, stream);
+    return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
+}
+
+std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
+{
+    if (tokens <= kMatVecMaxTokens || !validMatrix(w))
+        return 0;
+    const GemmPlan plan = planGemm(w, tokens, precision);
+    return plan.xBytes + plan.slabBytes;
+}
+
+} // namespace cw::kernels::cuda

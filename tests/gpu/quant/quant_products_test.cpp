@@ -1,0 +1,275 @@
+// The CUDA quantized products against the CPU: dequantization bit for bit, the matrix-vector
+// products (1..8 token rows) and the cuBLAS prefill path within their error bounds, and the
+// embedding lookup.
+#include "kernels/cpu/quant/dequantize.h"
+#include "kernels/cpu/quant/dot.h"
+#include "kernels/cuda/quant/quant_internal.h"
+#include "kernels/cuda/quant/quant_products.h"
+#include "tests/gpu/quant/quant_test_support.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+#include <vector>
+
+namespace cw::kernels::cuda {
+namespace {
+
+using test::allMatrixTypes;
+using test::bytesPerRow;
+using test::DeviceBuffer;
+using test::randomFloats;
+using test::randomMatrix;
+using test::typeName;
+
+#define CW_CUDA_OK(expr) ASSERT_EQ(cudaSuccess, (expr)) << #expr
+
+struct Error {
+    double relative = 0; // ||out - ref|| / ||ref||
+    double maxAbs = 0;
+};
+
+// out and ref: tokens rows of `rows` values, out's rows outStride apart.
+Error compare(const std::vector<float>& out, std::size_t outStride, const std::vector<float>& ref,
+    std::int64_t tokens, std::int64_t rows)
+{
+    double diff = 0, norm = 0, maxAbs = 0;
+    for (std::int64_t t = 0; t < tokens; ++t) {
+        for (std::int64_t r = 0; r < rows; ++r) {
+            const double o = out[std::size_t(t) * outStride + std::size_t(r)];
+            const double e = ref[std::size_t(t * rows + r)];
+            const double d = std::isnan(o) ? INFINITY : std::fabs(o - e);
+            diff += d * d;
+            norm += e * e;
+            maxAbs = std::max(maxAbs, d);
+        }
+    }
+    return { std::sqrt(diff / std::max(norm, 1e-30)), maxAbs };
+}
+
+class QuantProducts : public ::testing::Test {
+protected:
+    void SetUp() override
+    {
+        ASSERT_EQ(cudaSuccess, cudaStreamCreate(&m_stream));
+        ASSERT_EQ(CUBLAS_STATUS_SUCCESS, cublasCreate(&m_cublas));
+        ASSERT_EQ(CUBLAS_STATUS_SUCCESS, cublasSetStream(m_cublas, m_stream));
+    }
+    void TearDown() override
+    {
+        cublasDestroy(m_cublas);
+        cudaStreamDestroy(m_stream);
+    }
+
+    // Uploads a random matrix; host copy in `host`.
+    DeviceMatrix upload(TensorType type, std::int64_t rows, std::int64_t cols,
+        std::size_t rowStride, std::vector<std::uint8_t>& host,
+        std::unique_ptr<DeviceBuffer>& buffer)
+    {
+        host = randomMatrix(type, rows, cols, rowStride, m_rng);
+        buffer = std::make_unique<DeviceBuffer>(host.size());
+        EXPECT_EQ(cudaSuccess, buffer->error());
+        EXPECT_EQ(cudaSuccess,
+            cudaMemcpy(buffer->get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+        return DeviceMatrix { type, buffer->get(), rowStride, rows, cols };
+    }
+
+    std::mt19937 m_rng { 20240611 };
+    cudaStream_t m_stream = nullptr;
+    cublasHandle_t m_cublas = nullptr;
+};
+
+std::vector<float> cpuDequantize(TensorType type, const std::vector<std::uint8_t>& host,
+    std::size_t rowStride, std::int64_t rows, std::int64_t cols)
+{
+    std::vector<float> ref(std::size_t(rows * cols));
+    for (std::int64_t r = 0; r < rows; ++r)
+        quant::dequantizeRow(
+            type, host.data() + std::size_t(r) * rowStride, ref.data() + r * cols, cols);
+    return ref;
+}
+
+std::size_t countBitMismatches(const std::vector<float>& a, const std::vector<float>& b)
+{
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        bad += std::memcmp(&a[i], &b[i], 4) != 0;
+    return bad;
+}
+
+TEST_F(QuantProducts, dequantizeMatchesCpuBitForBitForEveryType)
+{
+    for (TensorType type : allMatrixTypes()) {
+        for (std::int64_t cols : { std::int64_t(512), std::int64_t(1024 + 256) }) {
+            const std::int64_t rows = 5;
+            const std::size_t stride = bytesPerRow(type, cols);
+            std::vector<std::uint8_t> host;
+            std::unique_ptr<DeviceBuffer> weights;
+            const DeviceMatrix w = upload(type, rows, cols, stride, host, weights);
+            const std::vector<float> ref = cpuDequantize(type, host, stride, rows, cols);
+
+            DeviceBuffer out(ref.size() * 4), out16(ref.size() * 2);
+            CW_CUDA_OK(cudaMemset(out.get(), 0xFF, ref.size() * 4));
+            CW_CUDA_OK(cudaMemset(out16.get(), 0xFF, ref.size() * 2));
+            CW_CUDA_OK(dequantizeToF32(w, out.get<float>(), m_stream));
+            CW_CUDA_OK(dequantizeToBf16(w, out16.get<std::uint16_t>(), m_stream));
+            CW_CUDA_OK(cudaStreamSynchronize(m_stream));
+            std::vector<float> got(ref.size());
+            std::vector<std::uint16_t> got16(ref.size());
+            CW_CUDA_OK(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+            CW_CUDA_OK(
+                cudaMemcpy(got16.data(), out16.get(), got16.size() * 2, cudaMemcpyDeviceToHost));
+            EXPECT_EQ(0u, countBitMismatches(got, ref))
+                << typeName(type) << " dequant8, cols " << cols;
+            std::size_t bad16 = 0;
+            for (std::size_t i = 0; i < ref.size(); ++i)
+                bad16 += got16[i] != quant::fp32ToBf16(ref[i]);
+            EXPECT_EQ(0u, bad16) << typeName(type) << " to bf16, cols " << cols;
+
+            if (tensorTypeTraits(std::uint32_t(type))->blockSize >= 32) { // the chunk decoders
+                CW_CUDA_OK(cudaMemset(out.get(), 0xFF, ref.size() * 4));
+                CW_CUDA_OK(quant_detail::dequantizeChunksToF32(w, out.get<float>(), m_stream));
+                CW_CUDA_OK(cudaStreamSynchronize(m_stream));
+                CW_CUDA_OK(
+                    cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+                EXPECT_EQ(0u, countBitMismatches(got, ref))
+                    << typeName(type) << " chunks, cols " << cols;
+            }
+        }
+    }
+}
+
+TEST_F(QuantProducts, gatherRowsMatchesCpuDequantization)
+{
+    for (TensorType type : allMatrixTypes()) {
+        const std::int64_t rows = 50, cols = 768;
+        const std::size_t stride = bytesPerRow(type, cols);
+        std::vector<std::uint8_t> host;
+        std::unique_ptr<DeviceBuffer> weights;
+        const DeviceMatrix w = upload(type, rows, cols, stride, host, weights);
+        const std::vector<float> all = cpuDequantize(type, host, stride, rows, cols);
+        const std::vector<std::int32_t> ids { 3, 49, 0, 3, 17, 48, 1 };
+        DeviceBuffer dIds(ids.size() * 4), out(ids.size() * std::size_t(cols) * 4);
+        CW_CUDA_OK(cudaMemcpy(dIds.get(), ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+        CW_CUDA_OK(cudaMemset(out.get(), 0xFF, ids.size() * std::size_t(cols) * 4));
+        CW_CUDA_OK(gatherRows(
+            w, dIds.get<std::int32_t>(), std::int64_t(ids.size()), out.get<float>(), m_stream));
+        CW_CUDA_OK(cudaStreamSynchronize(m_stream));
+        std::vector<float> got(ids.size() * std::size_t(cols)), ref;
+        CW_CUDA_OK(cudaMemcpy(got.data(), out.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+        for (std::int32_t id : ids)
+            ref.insert(ref.end(), all.begin() + id * cols, all.begin() + (id + 1) * cols);
+        EXPECT_EQ(0u, countBitMismatches(got, ref)) << typeName(type);
+    }
+}
+
+// Runs linear() for `tokens` rows of x (stride xStride, y stride yStride) and compares with
+// the CPU's matMul on the same blocks.
+Error runLinear(const DeviceMatrix& w, const std::vector<std::uint8_t>& host, std::int64_t tokens,
+    GemmPrecision precision, std::mt19937& rng, cublasHandle_t cublas, cudaStream_t stream)
+{
+    const std::int64_t xStride = w.cols + 4, yStride = w.rows + 3;
+    const std::vector<float> xs = randomFloats(std::size_t(tokens * w.cols), rng);
+    std::vector<float> xPadded(std::size_t(tokens * xStride), 7.0f);
+    for (std::int64_t t = 0; t < tokens; ++t)
+        std::copy_n(xs.begin() + t * w.cols, w.cols, xPadded.begin() + t * xStride);
+    std::vector<float> ref(std::size_t(tokens * w.rows));
+    quant::matMul(
+        w.type, host.data(), w.rowStride, w.rows, w.cols, xs.data(), tokens, ref.data(), nullptr);
+
+    DeviceBuffer dx(xPadded.size() * 4), dy(std::size_t(tokens * yStride) * 4);
+    const std::size_t scratchBytes = linearScratchBytes(w, tokens, precision);
+    DeviceBuffer scratch(scratchBytes);
+    EXPECT_EQ(cudaSuccess,
+        cudaMemcpy(dx.get(), xPadded.data(), xPadded.size() * 4, cudaMemcpyHostToDevice));
+    EXPECT_EQ(cudaSuccess, cudaMemset(dy.get(), 0xFF, std::size_t(tokens * yStride) * 4));
+    EXPECT_EQ(cudaSuccess,
+        linear(w, dx.get<float>(), xStride, tokens, dy.get<float>(), yStride, precision,
+            DeviceScratch { scratch.get<std::byte>(), scratchBytes }, cublas, stream));
+    EXPECT_EQ(cudaSuccess, cudaStreamSynchronize(stream));
+    std::vector<float> got(std::size_t(tokens * yStride));
+    EXPECT_EQ(
+        cudaSuccess, cudaMemcpy(got.data(), dy.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+    return compare(got, std::size_t(yStride), ref, tokens, w.rows);
+}
+
+TEST_F(QuantProducts, matVecMatchesCpuForEveryType)
+{
+    struct Shape {
+        std::int64_t rows, cols;
+        std::size_t pad; // extra bytes per row
+    };
+    for (TensorType type : allMatrixTypes()) {
+        const bool plain = tensorTypeTraits(std::uint32_t(type))->blockSize == 1;
+        // 256 columns: one tile, rows not 16-byte aligned for Q3_K and Q6_K; 4608: a whole
+        // tile and a part; 2050 rows: four rows per block; 1001: the plain types' tail.
+        std::vector<Shape> shapes { { 67, 256, 0 }, { 67, 4608, 0 }, { 2050, 256, 0 },
+            { 37, 512, 16 } };
+        if (plain)
+            shapes.push_back({ 19, 1001, 0 });
+        Error worst;
+        for (const Shape& s : shapes) {
+            std::vector<std::uint8_t> host;
+            std::unique_ptr<DeviceBuffer> weights;
+            const DeviceMatrix w
+                = upload(type, s.rows, s.cols, bytesPerRow(type, s.cols) + s.pad, host, weights);
+            for (std::int64_t tokens = 1; tokens <= kMatVecMaxTokens; ++tokens) {
+                const Error e
+                    = runLinear(w, host, tokens, GemmPrecision::Float32, m_rng, m_cublas, m_stream);
+                EXPECT_LT(e.relative, 1e-5) << typeName(type) << " rows " << s.rows << " cols "
+                                            << s.cols << " tokens " << tokens;
+                worst.relative = std::max(worst.relative, e.relative);
+                worst.maxAbs = std::max(worst.maxAbs, e.maxAbs);
+            }
+        }
+        std::printf("matvec %-7s worst rel %.3g  max abs %.3g\n", typeName(type), worst.relative,
+            worst.maxAbs);
+    }
+}
+
+TEST_F(QuantProducts, prefillMatchesCpuForEveryTypeAndPrecision)
+{
+    const struct {
+        GemmPrecision precision;
+        const char* name;
+        double bound;
+    } precisions[]
+        = { { GemmPrecision::Float32, "f32", 1e-5 }, { GemmPrecision::TensorFloat32, "tf32", 5e-3 },
+              { GemmPrecision::BFloat16, "bf16", 1.5e-2 } };
+    for (TensorType type : allMatrixTypes()) {
+        const std::int64_t rows = 96, cols = 512;
+        std::vector<std::uint8_t> host;
+        std::unique_ptr<DeviceBuffer> weights;
+        const DeviceMatrix w = upload(type, rows, cols, bytesPerRow(type, cols), host, weights);
+        EXPECT_EQ(0u, linearScratchBytes(w, kMatVecMaxTokens, GemmPrecision::BFloat16));
+        std::printf("prefill %-7s", typeName(type));
+        for (const auto& p : precisions) {
+            const Error e = runLinear(w, host, 41, p.precision, m_rng, m_cublas, m_stream);
+            EXPECT_LT(e.relative, p.bound) << typeName(type) << " " << p.name;
+            std::printf("  %s rel %.3g", p.name, e.relative);
+        }
+        std::printf("\n");
+    }
+}
+
+// A matrix bigger than one scratch slab, so the prefill path runs several GEMMs.
+TEST_F(QuantProducts, prefillSplitsLargeMatricesIntoSlabs)
+{
+    const std::int64_t rows = 8320, cols = 4096;
+    std::vector<std::uint8_t> host;
+    std::unique_ptr<DeviceBuffer> weights;
+    const DeviceMatrix w
+        = upload(TensorType::Q4_K, rows, cols, bytesPerRow(TensorType::Q4_K, cols), host, weights);
+    const Error f32 = runLinear(w, host, 9, GemmPrecision::Float32, m_rng, m_cublas, m_stream);
+    const Error bf16 = runLinear(w, host, 9, GemmPrecision::BFloat16, m_rng, m_cublas, m_stream);
+    EXPECT_LT(f32.relative, 1e-5);
+    EXPECT_LT(bf16.relative, 1.5e-2);
+    std::printf(
+        "prefill slabs q4_K 8320x4096: f32 rel %.3g, bf16 rel %.3g\n", f32.relative, bf16.relative);
+}
+
+} // namespace
+} // namespace cw::kernels::cuda
