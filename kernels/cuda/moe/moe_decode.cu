@@ -1,4 +1,6 @@
-// routedExperts for decode-sized batches: no grouping, no host round trip. Kernel 1 gives every
+// routedExperts for decode-sized batches, reading each row straight from device memory (the
+// fallback of moe_expert_mat_vec.cu for gate and up of different types, k > 64, or rows too
+// long to stage): no grouping, no host round trip. Kernel 1 gives every
 // (token, choice) pair its hidden rows silu(gate_e x) * (up_e x), a warp per row with gate and
 // up read in the same pass over x; kernel 2 gives every output value its weighted sum over the
 // token's choices, taken in ascending expert order as the CPU sums them. Plain f32 FMA
@@ -14,13 +16,6 @@ namespace {
 
 constexpr int kWarps = 8; // rows per block
 constexpr int kChunk = 8; // choices whose loads are in flight together in kernel 2
-
-__device__ __forceinline__ float warpSum(float v)
-{
-    for (int off = 16; off > 0; off >>= 1)
-        v += __shfl_xor_sync(0xFFFFFFFFu, v, off);
-    return v;
-}
 
 // This lane's share of row . x over `groups` groups of eight values.
 template <TensorType Type>
@@ -205,7 +200,7 @@ std::size_t decodeScratchBytes(std::int64_t tokens, int k, std::int64_t ffn)
     return std::size_t(tokens) * std::size_t(k) * std::size_t(ffn) * sizeof(float);
 }
 
-cudaError_t routedExpertsDecode(const float* x, std::int64_t tokens, const std::int32_t* ids,
+cudaError_t routedExpertsDecodeDirect(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream)
 {

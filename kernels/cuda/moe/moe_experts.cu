@@ -1,5 +1,5 @@
-// routedExperts: picks the decode or the grouped path from the token count (a host capacity,
-// so a captured graph always replays the same path), and lays out their scratch.
+// routedExperts: picks its path from the token count (a host capacity, so a captured graph
+// always replays the same path) and lays out the scratch of the grouped paths.
 #include "kernels/cuda/moe/moe_paths.h"
 
 namespace cw::kernels::cuda {
@@ -13,18 +13,17 @@ std::size_t alignUp(std::size_t n)
     return (n + kAlign - 1) / kAlign * kAlign;
 }
 
-// The grouped products need whole k-steps of 32 values and one type for gate and up; other
-// shapes take the decode kernels at every size (correct, only slower).
+// The grouped paths need one type for gate and up (the tiles also whole k-steps of 32
+// values); other shapes take the decode kernels at every size (correct, only slower).
 bool groupable(
     const DeviceExpertStack& gate, const DeviceExpertStack& up, const DeviceExpertStack& down)
 {
-    return gate.type == up.type && gate.cols % 32 == 0 && down.cols % 32 == 0 && down.rows % 4 == 0;
+    return gate.type == up.type && gate.rowStride == up.rowStride && down.rows % 4 == 0;
 }
 
-bool takesDecodePath(std::int64_t tokens, const DeviceExpertStack& gate,
-    const DeviceExpertStack& up, const DeviceExpertStack& down)
+bool tileable(const DeviceExpertStack& gate, const DeviceExpertStack& down)
 {
-    return tokens <= kDecodeMaxTokens || !groupable(gate, up, down);
+    return gate.cols % 32 == 0 && down.cols % 32 == 0;
 }
 
 } // namespace
@@ -43,6 +42,8 @@ GroupedLayout groupedLayout(std::byte* base, std::int64_t tokens, int k, std::in
     l.counts = reinterpret_cast<std::int32_t*>(take(std::size_t(experts) * 4));
     l.offsets = reinterpret_cast<std::int32_t*>(take(std::size_t(experts + 1) * 4));
     l.tileOffsets = reinterpret_cast<std::int32_t*>(take(std::size_t(experts + 1) * 4));
+    l.activeExperts = reinterpret_cast<std::int32_t*>(take(std::size_t(experts) * 4));
+    l.activeCount = reinterpret_cast<std::int32_t*>(take(4));
     l.sortedPair = reinterpret_cast<std::int32_t*>(take(pairs * 4));
     l.pairPos = reinterpret_cast<std::int32_t*>(take(pairs * 4));
     l.hidden = take(pairs * std::size_t(ffn) * (bf16 ? 2 : 4));
@@ -51,7 +52,7 @@ GroupedLayout groupedLayout(std::byte* base, std::int64_t tokens, int k, std::in
     return l;
 }
 
-cudaError_t routedExpertsGrouped(const float* x, std::int64_t tokens, const std::int32_t* ids,
+cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
     cudaStream_t stream)
@@ -84,10 +85,15 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
     if (k <= 0 || gate.cols != down.rows || up.rows != gate.rows || down.cols != gate.rows
         || gate.cols % 8 != 0 || down.cols % 8 != 0)
         return cudaErrorInvalidValue;
-    if (moe::takesDecodePath(tokens, gate, up, down))
+    if (tokens <= moe::kDecodeMaxTokens || !moe::groupable(gate, up, down))
         return moe::routedExpertsDecode(
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
-    return moe::routedExpertsGrouped(
+    // The tiles' f32 products are no faster than the grouped matrix-vector path: f32 stays there.
+    if (tokens <= moe::kGroupedMatVecMaxTokens || !moe::usesBf16Tiles(precision)
+        || !moe::tileable(gate, down))
+        return moe::routedExpertsGroupedMatVec(
+            x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
+    return moe::routedExpertsGroupedTiles(
         x, tokens, ids, weights, k, gate, up, down, out, precision, scratch, stream);
 }
 

@@ -11,11 +11,10 @@
 #include "kernels/cuda/quant/quant_products.h"
 #include "kernels/tensor_type.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
 
 namespace cw::kernels::cuda {
 

@@ -13,7 +13,8 @@ constexpr int kMaxCombineK = 64;
 
 __global__ void __launch_bounds__(kGroupThreads) groupKernel(const std::int32_t* ids,
     std::int64_t pairs, int experts, int tileRows, std::int32_t* counts, std::int32_t* offsets,
-    std::int32_t* tileOffsets, std::int32_t* sortedPair, std::int32_t* pairPos)
+    std::int32_t* tileOffsets, std::int32_t* activeExperts, std::int32_t* activeCount,
+    std::int32_t* sortedPair, std::int32_t* pairPos)
 {
     extern __shared__ std::int32_t shared[];
     std::int32_t* count = shared;
@@ -25,8 +26,10 @@ __global__ void __launch_bounds__(kGroupThreads) groupKernel(const std::int32_t*
         atomicAdd(&count[ids[p]], 1);
     __syncthreads();
     if (threadIdx.x == 0) {
-        std::int32_t offset = 0, tiles = 0;
+        std::int32_t offset = 0, tiles = 0, active = 0;
         for (int e = 0; e < experts; ++e) {
+            if (count[e] > 0)
+                activeExperts[active++] = e;
             offsets[e] = offset;
             tileOffsets[e] = tiles;
             counts[e] = count[e];
@@ -36,6 +39,7 @@ __global__ void __launch_bounds__(kGroupThreads) groupKernel(const std::int32_t*
         }
         offsets[experts] = offset;
         tileOffsets[experts] = tiles;
+        *activeCount = active;
     }
     __syncthreads();
     // The order inside an expert does not matter: each row's products depend on that row only.
@@ -92,7 +96,8 @@ cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std:
     if (shared > 48 * 1024)
         return cudaErrorInvalidValue;
     groupKernel<<<1, kGroupThreads, shared, stream>>>(ids, pairs, int(experts), tileRows,
-        layout.counts, layout.offsets, layout.tileOffsets, layout.sortedPair, layout.pairPos);
+        layout.counts, layout.offsets, layout.tileOffsets, layout.activeExperts, layout.activeCount,
+        layout.sortedPair, layout.pairPos);
     return cudaGetLastError();
 }
 

@@ -13,10 +13,12 @@
 
 namespace cw::kernels::cuda::moe {
 
-// Token rows at or under this count take the per-(token, choice) kernels; above it the pairs
-// are grouped by expert. Chosen from the H200 figures of moe_experts_bench (see the report
-// in the commit that set it).
-constexpr std::int64_t kDecodeMaxTokens = 16;
+// Token rows at or under kDecodeMaxTokens take the per-(token, choice) kernels; up to
+// kGroupedMatVecMaxTokens the pairs are grouped by expert and each expert's rows are read once
+// for all its tokens (f32 FMA); above that, bf16 products on the tensor cores. Chosen from the
+// H200 figures of moe_experts_bench (see the commit that set them).
+constexpr std::int64_t kDecodeMaxTokens = 8;
+constexpr std::int64_t kGroupedMatVecMaxTokens = 1024;
 
 // Token rows per tile of one expert in the grouped products.
 constexpr int kTileRowsBf16 = 128;
@@ -34,6 +36,8 @@ struct GroupedLayout {
     std::int32_t* counts = nullptr; // [experts] pairs per expert
     std::int32_t* offsets = nullptr; // [experts + 1] first sorted position of each expert
     std::int32_t* tileOffsets = nullptr; // [experts + 1] first tile of each expert
+    std::int32_t* activeExperts = nullptr; // [experts] experts with pairs, ascending
+    std::int32_t* activeCount = nullptr; // [1] how many
     std::int32_t* sortedPair = nullptr; // [pairs] pair index (t * k + j) at each sorted position
     std::int32_t* pairPos = nullptr; // [pairs] sorted position of each pair
     void* hidden = nullptr; // [pairs][ffn] silu(gate) * up, bf16 or f32, in sorted order
@@ -51,16 +55,25 @@ inline std::int64_t maxTiles(std::int64_t pairs, std::int64_t experts, int tileR
     return (pairs + tileRows - 1) / tileRows + (experts < pairs ? experts : pairs);
 }
 
+// The paths, callable one by one (tests and the benchmark compare them). Decode: rows staged
+// in shared memory (moe_expert_mat_vec.cu); DecodeDirect: rows read straight from device
+// memory, any gate and up types (moe_decode.cu); GroupedMatVec: grouped, f32 FMA;
+// GroupedTiles: grouped, per-expert tiles, bf16 tensor cores or f32 FMA.
 cudaError_t routedExpertsDecode(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream);
-
-cudaError_t routedExpertsGrouped(const float* x, std::int64_t tokens, const std::int32_t* ids,
+cudaError_t routedExpertsDecodeDirect(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream);
+cudaError_t routedExpertsGroupedMatVec(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream);
+cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
     cudaStream_t stream);
 
-// Grouping (moe_grouping.cu): counts, offsets, tiles and the sorted pair order.
+// Grouping (moe_grouping.cu): counts, offsets, tiles, active experts and the sorted pair order.
 cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std::int64_t experts,
     int tileRows, const GroupedLayout& layout, cudaStream_t stream);
 // out[t] = sum over t's choices in ascending expert order of weight * down row.

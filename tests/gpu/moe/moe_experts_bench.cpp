@@ -1,7 +1,7 @@
 // routedExperts at the Qwen3.6-35B-A3B shapes (hidden 2048, 256 experts of ffn 512, k = 8;
 // Q4_K gate and up, Q6_K down): median time of repeats with CUDA events, GB/s of the expert
 // weight bytes touched (decode) and TFLOP/s (prefill), for both paths where both apply.
-// Usage: gpu_moe_bench [repeats]
+// Usage: gpu_moe_bench [repeats] [only this token count]
 #include "kernels/cpu/quant/quantize.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/moe/moe_paths.h"
@@ -105,6 +105,7 @@ double relativeError(const std::vector<float>& out, const std::vector<float>& re
 int main(int argc, char** argv)
 {
     const int repeats = argc > 1 ? std::atoi(argv[1]) : 20;
+    const std::int64_t only = argc > 2 ? std::atoll(argv[2]) : 0;
     std::mt19937 rng(7);
     const DeviceExpertStack gate = makeStack(TensorType::Q4_K, kFfn, kHidden, rng);
     const DeviceExpertStack up = makeStack(TensorType::Q4_K, kFfn, kHidden, rng);
@@ -132,7 +133,13 @@ int main(int argc, char** argv)
         double(scratchBytes) / 1e6, repeats);
 
     std::vector<std::string> summary;
-    for (const std::int64_t tokens : { 1, 8, 16, 32, 64, 128, 512, 8192 }) {
+    enum Path { Decode, Direct, MatVec, TilesBf16, TilesF32 };
+    const char* names[]
+        = { "decode", "decode direct", "grouped matvec", "tiles bf16", "tiles f32" };
+    for (const std::int64_t tokens :
+        { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 }) {
+        if (only != 0 && tokens != only)
+            continue;
         std::vector<float> hx(std::size_t(tokens * kHidden));
         std::normal_distribution<float> dist(0.0f, 1.0f);
         for (auto& v : hx)
@@ -154,45 +161,54 @@ int main(int argc, char** argv)
         CHECK(cudaMemcpy(w, hW.data(), hW.size() * 4, cudaMemcpyHostToDevice));
         const double bytes = double(touched.size()) * expertBytes;
         const double flops = 2.0 * double(tokens * kK) * double(3 * kHidden * kFfn);
-        auto report = [&](const char* path, double ms) {
-            char line[256];
-            std::snprintf(line, sizeof line,
-                "tokens %5lld %-13s %9.1f us  %7.0f GB/s of %4zu experts' weights  %6.1f TFLOP/s",
-                (long long)tokens, path, ms * 1e3, bytes / (ms * 1e-3) / 1e9, touched.size(),
-                flops / (ms * 1e-3) / 1e12);
-            std::printf("%s\n", line);
-            summary.push_back(line);
-        };
         const float* fx = static_cast<const float*>(x);
         const auto* fi = static_cast<const std::int32_t*>(ids);
         const float* fw = static_cast<const float*>(w);
         float* fo = static_cast<float*>(out);
-        std::vector<float> decodeOut, groupedOut;
-        if (tokens <= 512) {
-            const int r = tokens <= 64 ? repeats * 5 : repeats;
-            report("decode f32", medianMs(r, stream, [&] {
-                CHECK(cuda::moe::routedExpertsDecode(
-                    fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
-            }));
-            decodeOut.resize(hx.size());
-            CHECK(cudaMemcpy(decodeOut.data(), out, hx.size() * 4, cudaMemcpyDeviceToHost));
-        }
-        if (tokens >= 8) {
-            for (const GemmPrecision p : { GemmPrecision::BFloat16, GemmPrecision::Float32 }) {
-                if (p == GemmPrecision::Float32 && tokens > 512)
-                    continue;
-                report(p == GemmPrecision::BFloat16 ? "grouped bf16" : "grouped f32",
-                    medianMs(repeats, stream, [&] {
-                        CHECK(cuda::moe::routedExpertsGrouped(
-                            fx, tokens, fi, fw, kK, gate, up, down, fo, p, s, stream));
-                    }));
-                groupedOut.resize(hx.size());
-                CHECK(cudaMemcpy(groupedOut.data(), out, hx.size() * 4, cudaMemcpyDeviceToHost));
-                if (!decodeOut.empty())
-                    std::printf("  %s vs decode f32: rel %.3g\n",
-                        p == GemmPrecision::BFloat16 ? "grouped bf16" : "grouped f32",
-                        relativeError(groupedOut, decodeOut));
-            }
+        std::vector<float> reference; // the first f32 path's output
+        for (const Path path : { Decode, Direct, MatVec, TilesBf16, TilesF32 }) {
+            if ((path == Decode && tokens > 512) || (path == Direct && tokens > 64)
+                || (path == TilesBf16 && tokens < 8) || (path == TilesF32 && tokens != 512))
+                continue;
+            auto call = [&] {
+                switch (path) {
+                case Decode:
+                    CHECK(cuda::moe::routedExpertsDecode(
+                        fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
+                    break;
+                case Direct:
+                    CHECK(cuda::moe::routedExpertsDecodeDirect(
+                        fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
+                    break;
+                case MatVec:
+                    CHECK(cuda::moe::routedExpertsGroupedMatVec(
+                        fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
+                    break;
+                case TilesBf16:
+                case TilesF32:
+                    CHECK(cuda::moe::routedExpertsGroupedTiles(fx, tokens, fi, fw, kK, gate, up,
+                        down, fo,
+                        path == TilesBf16 ? GemmPrecision::BFloat16 : GemmPrecision::Float32, s,
+                        stream));
+                    break;
+                }
+            };
+            const int r = tokens <= 64 ? repeats * 5 : (tokens >= 4096 ? repeats / 2 + 1 : repeats);
+            const double ms = medianMs(r, stream, call);
+            std::vector<float> result(hx.size());
+            CHECK(cudaMemcpy(result.data(), out, hx.size() * 4, cudaMemcpyDeviceToHost));
+            double rel = 0.0;
+            if (reference.empty())
+                reference = result;
+            else
+                rel = relativeError(result, reference);
+            char line[256];
+            std::snprintf(line, sizeof line,
+                "tokens %5lld %-14s %9.1f us %6.0f GB/s (%3zu experts) %6.1f TFLOP/s  rel %.2g",
+                (long long)tokens, names[path], ms * 1e3, bytes / (ms * 1e-3) / 1e9, touched.size(),
+                flops / (ms * 1e-3) / 1e12, rel);
+            std::printf("%s\n", line);
+            summary.push_back(line);
         }
         if (tokens == 8192) { // where the prefill time goes
             const bool bf16 = true;
@@ -213,8 +229,9 @@ int main(int argc, char** argv)
             });
             char line[256];
             std::snprintf(line, sizeof line,
-                "tokens  8192 parts: group %.1f us, gate/up %.1f us (%.1f TFLOP/s), down %.1f us "
-                "(%.1f TFLOP/s), combine %.1f us",
+                "tokens  8192 tiles parts: group %.1f us, gate/up %.1f us (%.1f TFLOP/s), down "
+                "%.1f "
+                "us (%.1f TFLOP/s), combine %.1f us",
                 g * 1e3, gu * 1e3, flops * 2 / 3 / (gu * 1e-3) / 1e12, dn * 1e3,
                 flops / 3 / (dn * 1e-3) / 1e12, cb * 1e3);
             std::printf("%s\n", line);

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <string>
 
 namespace cw::moe_test {
 namespace {
@@ -122,12 +123,52 @@ struct Case {
     bool mixed = false;
 };
 
-// Runs routedExperts once; returns the output (empty on a CUDA failure, reported there).
+// Every way routedExperts can run: the dispatch of the contract, and each internal path.
+enum class Path { Dispatch, Decode, DecodeDirect, GroupedMatVec, TilesF32, TilesBf16 };
+constexpr Path kPaths[] = { Path::Dispatch, Path::Decode, Path::DecodeDirect, Path::GroupedMatVec,
+    Path::TilesF32, Path::TilesBf16 };
+const char* const kPathNames[]
+    = { "dispatch", "decode", "direct", "matvec", "tilesF32", "tilesBf16" };
+
+cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std::int32_t* pi,
+    const float* pw, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* po, GemmPrecision precision, DeviceScratch s,
+    cudaStream_t stream)
+{
+    namespace moe = kernels::cuda::moe;
+    cudaError_t err = cudaSuccess;
+    switch (path) {
+    case Path::Dispatch:
+        err = kernels::cuda::routedExperts(
+            px, tokens, pi, pw, kK, gate, up, down, po, precision, s, nullptr, stream);
+        break;
+    case Path::Decode:
+        err = moe::routedExpertsDecode(px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
+        break;
+    case Path::DecodeDirect:
+        err = moe::routedExpertsDecodeDirect(px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
+        break;
+    case Path::GroupedMatVec:
+        err = moe::routedExpertsGroupedMatVec(
+            px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
+        break;
+    case Path::TilesF32:
+    case Path::TilesBf16:
+        err = moe::routedExpertsGroupedTiles(px, tokens, pi, pw, kK, gate, up, down, po,
+            path == Path::TilesBf16 ? GemmPrecision::BFloat16 : GemmPrecision::Float32, s, stream);
+        break;
+    }
+    return err;
+}
+
+// Runs one path once; returns the output, or nothing where the path does not take these
+// stacks (cudaErrorNotSupported) or a CUDA call failed (reported there).
 std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
     const std::vector<std::int32_t>& ids, const std::vector<float>& w,
     const DeviceExpertStack& gate, const DeviceExpertStack& up, const DeviceExpertStack& down,
-    GemmPrecision precision)
+    Path path, GemmPrecision precision = GemmPrecision::BFloat16)
 {
+    namespace moe = kernels::cuda::moe;
     auto dx = DeviceBuffer::of(x);
     auto dIds = DeviceBuffer::of(ids);
     auto dW = DeviceBuffer::of(w);
@@ -135,10 +176,18 @@ std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
     DeviceBuffer scratch(
         kernels::cuda::routedExpertsScratchBytes(tokens, kK, gate, down, precision));
     EXPECT_TRUE(dx.ok() && dIds.ok() && dW.ok() && out.ok() && scratch.ok());
-    const cudaError_t err = kernels::cuda::routedExperts(dx.as<float>(), tokens,
-        dIds.as<std::int32_t>(), dW.as<float>(), kK, gate, up, down, out.as<float>(), precision,
-        DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, nullptr, nullptr);
-    EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err);
+    const DeviceScratch s { scratch.as<std::byte>(), scratch.bytes() };
+    const float* px = dx.as<float>();
+    const auto* pi = dIds.as<std::int32_t>();
+    const float* pw = dW.as<float>();
+    float* po = out.as<float>();
+    const cudaError_t err
+        = callPath(path, px, tokens, pi, pw, gate, up, down, po, precision, s, nullptr);
+    if (err == cudaErrorNotSupported && path != Path::Dispatch) {
+        cudaGetLastError();
+        return {};
+    }
+    EXPECT_EQ(err, cudaSuccess) << cudaGetErrorString(err) << " path " << kPathNames[int(path)];
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     if (err != cudaSuccess)
         return {};
@@ -161,8 +210,7 @@ protected:
         return *slot;
     }
 
-    void check(const Case& c, const std::vector<std::int64_t>& tokenCounts,
-        const std::vector<GemmPrecision>& precisions)
+    void check(const Case& c, const std::vector<std::int64_t>& tokenCounts)
     {
         const HostStack& gateHost = stack(c.gateUp, c.fused ? 2 * kFfn : kFfn, kHidden, 0);
         const HostStack& upUsed
@@ -183,59 +231,66 @@ protected:
             randomChoices(tokens, rng, ids, w);
             const auto ref
                 = cpuExperts(x, tokens, ids, w, gateHost, 0, upUsed, c.fused ? kFfn : 0, downHost);
-            for (const GemmPrecision precision : precisions) {
-                const auto out = runDevice(x, tokens, ids, w, gate, up, down, precision);
+            std::string line;
+            for (const Path path : kPaths) {
+                const auto out = runDevice(x, tokens, ids, w, gate, up, down, path);
+                if (out.empty()) {
+                    EXPECT_TRUE(c.mixed) << kPathNames[int(path)] << " refused these stacks";
+                    continue;
+                }
                 ASSERT_EQ(out.size(), ref.size());
                 const ErrorFigures f = compare(out, ref);
-                const bool bf16 = precision == GemmPrecision::BFloat16
-                    && tokens > kernels::cuda::moe::kDecodeMaxTokens && !c.mixed;
+                const bool bf16 = path == Path::TilesBf16
+                    || (path == Path::Dispatch
+                        && tokens > kernels::cuda::moe::kGroupedMatVecMaxTokens && !c.mixed);
                 const double tolerance = bf16 ? 1e-2 : 1e-5;
-                std::printf("routedExperts gate/up %-6s down %-6s%s tokens %4lld %-5s rel %.3g "
-                            "maxAbs %.3g\n",
-                    kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->name.data(),
-                    kernels::tensorTypeTraits(std::uint32_t(c.down))->name.data(),
-                    c.fused ? " fused" : (c.mixed ? " mixed" : "      "), (long long)tokens,
-                    bf16 ? "bf16" : "f32", f.relative, f.maxAbs);
-                EXPECT_TRUE(f.finite);
+                char figure[96];
+                std::snprintf(figure, sizeof figure, " %s %.2g (%.2g)", kPathNames[int(path)],
+                    f.relative, f.maxAbs);
+                line += figure;
+                EXPECT_TRUE(f.finite) << kPathNames[int(path)];
                 EXPECT_LT(f.relative, tolerance)
-                    << "tokens " << tokens << " precision " << int(precision);
+                    << "tokens " << tokens << " path " << kPathNames[int(path)];
             }
+            std::printf("routedExperts %-6s/%-6s%s tokens %3lld rel (maxAbs):%s\n",
+                kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->name.data(),
+                kernels::tensorTypeTraits(std::uint32_t(c.down))->name.data(),
+                c.fused ? " fused" : (c.mixed ? " mixed" : "      "), (long long)tokens,
+                line.c_str());
         }
     }
 };
 
 const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 40, 300 };
-const std::vector<GemmPrecision> kBoth = { GemmPrecision::Float32, GemmPrecision::BFloat16 };
 
 TEST_F(RoutedExpertsTest, matchesCpuForTheModelTypes)
 {
     for (const TensorType t :
         { TensorType::Q4_K, TensorType::Q6_K, TensorType::Q8_0, TensorType::BF16, TensorType::F32,
             TensorType::Q5_K, TensorType::IQ4_XS, TensorType::F16 })
-        check({ t, t }, kTokenCounts, kBoth);
+        check({ t, t }, kTokenCounts);
 }
 
 TEST_F(RoutedExpertsTest, matchesCpuForQwenMixQ4KGateUpQ6KDown)
 {
-    check({ TensorType::Q4_K, TensorType::Q6_K }, kTokenCounts, kBoth);
+    check({ TensorType::Q4_K, TensorType::Q6_K }, kTokenCounts);
 }
 
 TEST_F(RoutedExpertsTest, matchesCpuForTheRemainingTypes)
 {
     for (const TensorType t : { TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
              TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K })
-        check({ t, TensorType::Q8_0 }, { 3, 40 }, kBoth);
+        check({ t, TensorType::Q8_0 }, { 3, 40 });
 }
 
 TEST_F(RoutedExpertsTest, readsTheUpHalfOfAFusedGateUpStack)
 {
-    check({ TensorType::Q4_K, TensorType::Q6_K, true }, kTokenCounts, kBoth);
+    check({ TensorType::Q4_K, TensorType::Q6_K, true }, kTokenCounts);
 }
 
 TEST_F(RoutedExpertsTest, acceptsGateAndUpOfDifferentTypes)
 {
-    check({ TensorType::Q4_K, TensorType::Q6_K, false, TensorType::Q5_K, true }, { 3, 40 },
-        { GemmPrecision::BFloat16 });
+    check({ TensorType::Q4_K, TensorType::Q6_K, false, TensorType::Q5_K, true }, { 3, 40 });
 }
 
 // The same inputs twice give the same bits (no float atomics, a fixed combine order), and a
@@ -248,14 +303,16 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
     auto dDown = DeviceBuffer::of(d.bytes);
     const auto gate = deviceStack(g, dGate, 0, kFfn);
     const auto down = deviceStack(d, dDown, 0, kHidden);
-    for (const std::int64_t tokens : { std::int64_t(8), std::int64_t(300) }) {
+    for (const auto& [tokens, path] : { std::pair { std::int64_t(8), Path::Decode },
+             std::pair { std::int64_t(300), Path::GroupedMatVec },
+             std::pair { std::int64_t(300), Path::TilesBf16 } }) {
         std::mt19937 rng { unsigned(tokens) };
         const auto x = randomFloats(std::size_t(tokens * kHidden), rng);
         std::vector<std::int32_t> ids;
         std::vector<float> w;
         randomChoices(tokens, rng, ids, w);
-        const auto first = runDevice(x, tokens, ids, w, gate, gate, down, GemmPrecision::BFloat16);
-        const auto second = runDevice(x, tokens, ids, w, gate, gate, down, GemmPrecision::BFloat16);
+        const auto first = runDevice(x, tokens, ids, w, gate, gate, down, path);
+        const auto second = runDevice(x, tokens, ids, w, gate, gate, down, path);
         ASSERT_FALSE(first.empty());
         EXPECT_EQ(0, std::memcmp(first.data(), second.data(), first.size() * sizeof(float)));
 
@@ -281,7 +338,7 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
         CW_CUDA_OK(cudaStreamSynchronize(stream));
         const auto replayed = out.download<float>();
         EXPECT_EQ(0, std::memcmp(first.data(), replayed.data(), first.size() * sizeof(float)))
-            << "tokens " << tokens;
+            << "tokens " << tokens << " path " << kPathNames[int(path)];
         cudaGraphExecDestroy(exec);
         cudaGraphDestroy(graph);
         cudaStreamDestroy(stream);

@@ -128,7 +128,10 @@ inline std::vector<std::uint8_t> randomMatrix(
         scaleAt = { 108 };
     else
         scaleAt = { 0 };
-    std::uniform_real_distribution<float> scale(0.002f, 0.02f);
+    // IQ4_XS levels reach 127 times a 6-bit scale: smaller super-block scales keep its values
+    // near the others'.
+    const float top = type == TensorType::IQ4_XS ? 0.0005f : 0.02f;
+    std::uniform_real_distribution<float> scale(top / 10.0f, top);
     for (std::size_t b = 0; b < bytes.size() / traits.blockBytes; ++b)
         for (const std::size_t at : scaleAt) {
             const float s = scale(rng);
