@@ -1,0 +1,328 @@
+// The DeltaNet core's entry points: the scratch layout, the order of the stages, and the
+// element-wise stages (conv + gates before the delta rule, gated RMSNorm after it).
+#include "kernels/cuda/deltanet/delta_net_device.cuh"
+#include "kernels/cuda/deltanet/delta_net_kernels.h"
+
+#include <cmath>
+
+namespace cw::kernels::cuda {
+namespace deltanet {
+
+namespace {
+
+constexpr int kConvRowsPerBlock = 8;
+constexpr int kConvThreads = 128;
+constexpr int kConvChannelsPerThread = kMaxHeadDim / kConvThreads;
+
+std::size_t alignUp(std::size_t bytes)
+{
+    return (bytes + 255) / 256 * 256;
+}
+
+// Block (row tile, head unit): unit u < 2 nK is query or key head u (L2-normalised), else
+// value head u - 2 nK. Each thread owns up to two channels of the unit for the tile's rows.
+template <bool kAdvanceState>
+__global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __restrict__ qkv,
+    float* __restrict__ alpha, float* __restrict__ beta, const float* __restrict__ convWeight,
+    const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
+    float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
+{
+    __shared__ float partial[kConvRowsPerBlock][kConvThreads / 32];
+    const int tid = threadIdx.x;
+    const int row0 = blockIdx.x * kConvRowsPerBlock;
+    const int unit = blockIdx.y;
+    const bool normalise = unit < 2 * dims.nK;
+    const int base
+        = normalise ? unit * dims.dk : 2 * dims.nK * dims.dk + (unit - 2 * dims.nK) * dims.dv;
+    const int width = normalise ? dims.dk : dims.dv;
+    const int kernel = dims.kernel;
+    const int hist = kernel - 1;
+
+    float out[kConvRowsPerBlock][kConvChannelsPerThread];
+#pragma unroll
+    for (int t = 0; t < kConvRowsPerBlock; ++t) {
+        const int r = row0 + t;
+        float sumSq = 0.0f;
+#pragma unroll
+        for (int e = 0; e < kConvChannelsPerThread; ++e) {
+            out[t][e] = 0.0f;
+            const int local = tid + e * kConvThreads;
+            if (r >= rows.rows || local >= width)
+                continue;
+            const int c = base + local;
+            const int s = rows.rowSeq[r];
+            const int pos = r - rows.seqRow0[s];
+            float* state = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * hist;
+            const float* w = convWeight + std::size_t(c) * kernel;
+            float window[kMaxConvKernel];
+#pragma unroll
+            for (int m = 0; m < kMaxConvKernel; ++m) {
+                const int p = pos - hist + m; // input index within the sequence
+                window[m] = m >= kernel ? 0.0f
+                    : p >= 0            ? qkv[std::size_t(r - hist + m) * dims.convDim + c]
+                                        : state[hist + p];
+            }
+            float acc = 0.0f;
+#pragma unroll
+            for (int m = 0; m < kMaxConvKernel; ++m)
+                if (m < kernel)
+                    acc += w[m] * window[m];
+            if (kAdvanceState) // one row per sequence: this thread alone reads this state
+#pragma unroll
+                for (int m = 0; m + 1 < kMaxConvKernel; ++m)
+                    if (m < hist)
+                        state[m] = window[m + 1];
+            out[t][e] = siluF(acc);
+            sumSq += out[t][e] * out[t][e];
+        }
+        if (normalise) {
+            sumSq = warpSum(sumSq);
+            if ((tid & 31) == 0)
+                partial[t][tid >> 5] = sumSq;
+        }
+    }
+    if (normalise)
+        __syncthreads();
+#pragma unroll
+    for (int t = 0; t < kConvRowsPerBlock; ++t) {
+        const int r = row0 + t;
+        if (r >= rows.rows)
+            break;
+        float scale = 1.0f;
+        if (normalise) {
+            float sumSq = 0.0f;
+            for (int w = 0; w < kConvThreads / 32; ++w)
+                sumSq += partial[t][w];
+            scale = 1.0f / sqrtf(sumSq + 1e-6f);
+        }
+#pragma unroll
+        for (int e = 0; e < kConvChannelsPerThread; ++e) {
+            const int local = tid + e * kConvThreads;
+            if (local < width)
+                conv[std::size_t(r) * dims.convDim + base + local] = out[t][e] * scale;
+        }
+    }
+
+    if (unit != 0)
+        return;
+    for (int i = tid; i < kConvRowsPerBlock * dims.nV; i += kConvThreads) {
+        const int r = row0 + i / dims.nV;
+        const int j = i % dims.nV;
+        if (r >= rows.rows)
+            break;
+        const std::size_t at = std::size_t(r) * dims.nV + j;
+        alpha[at] = negA[j] * softplusF(alpha[at] + dtBias[j]);
+        beta[at] = sigmoidF(beta[at]);
+    }
+    if (kAdvanceState)
+        for (int i = blockIdx.x * kConvThreads + tid; i < rows.sequences * dims.nV;
+             i += gridDim.x * kConvThreads)
+            counters[i] = 0;
+}
+
+// Thread per (sequence, channel): the state becomes the sequence's last kernel-1 inputs,
+// reaching back into the old state when the sequence is shorter than that.
+__global__ void convStateAdvanceKernel(
+    const float* __restrict__ qkv, Dims dims, Rows rows, float* __restrict__ convState)
+{
+    const int c = blockIdx.x * blockDim.x + threadIdx.x;
+    const int s = blockIdx.y;
+    if (c >= dims.convDim)
+        return;
+    const int n = rows.seqTokens[s];
+    if (n <= 0)
+        return;
+    const int hist = dims.kernel - 1;
+    const int row0 = rows.seqRow0[s];
+    float* state = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * hist;
+    float next[kMaxConvKernel];
+#pragma unroll
+    for (int m = 0; m < kMaxConvKernel; ++m) {
+        const int p = n - hist + m;
+        next[m] = m >= hist ? 0.0f
+            : p >= 0        ? qkv[std::size_t(row0 + p) * dims.convDim + c]
+                            : state[hist + p];
+    }
+#pragma unroll
+    for (int m = 0; m < kMaxConvKernel; ++m)
+        if (m < hist)
+            state[m] = next[m];
+}
+
+// Warp per (row, value head): core = rmsNorm(core, w) * silu(z), as ops::rmsNorm + siluMul.
+__global__ void gatedNormKernel(const float* __restrict__ z, const float* __restrict__ normWeight,
+    Dims dims, int rows, float* __restrict__ core)
+{
+    const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = threadIdx.x & 31;
+    if (warp >= rows * dims.nV)
+        return;
+    float* o = core + std::size_t(warp) * dims.dv;
+    const float* zr = z + std::size_t(warp) * dims.dv;
+    constexpr int kPerLane = kMaxHeadDim / 32;
+    float x[kPerLane];
+    float sumSq = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) {
+        const int d = lane + 32 * e;
+        x[e] = d < dims.dv ? o[d] : 0.0f;
+        sumSq += x[e] * x[e];
+    }
+    sumSq = warpSum(sumSq);
+    const float scale = 1.0f / sqrtf(sumSq / float(dims.dv) + dims.eps);
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) {
+        const int d = lane + 32 * e;
+        if (d < dims.dv)
+            o[d] = x[e] * scale * normWeight[d] * siluF(zr[d]);
+    }
+}
+
+} // namespace
+
+Dims makeDims(const DeltaNetShape& shape)
+{
+    Dims d;
+    d.nK = shape.keyHeads;
+    d.nV = shape.valueHeads;
+    d.dk = shape.keyDim;
+    d.dv = shape.valueDim;
+    d.kernel = shape.convKernel;
+    d.convDim = shape.convDim();
+    d.tiled = shape.valueHeadsTiled;
+    d.eps = shape.eps;
+    d.qScale = 1.0f / std::sqrt(float(shape.keyDim));
+    return d;
+}
+
+ScratchLayout scratchLayout(const DeltaNetShape& shape, const StepLayout& layout)
+{
+    ScratchLayout s;
+    const std::size_t rows = std::size_t(layout.rows > 0 ? layout.rows : 0);
+    const std::size_t seqs = std::size_t(layout.sequences > 0 ? layout.sequences : 0);
+    s.prefill = layout.maxTokensPerSequence > 1;
+    std::size_t at = 0;
+    s.conv = at;
+    at += alignUp(rows * std::size_t(shape.convDim()) * sizeof(float));
+    s.counters = at;
+    at += alignUp(seqs * std::size_t(shape.valueHeads) * sizeof(int));
+    if (s.prefill) {
+        // Chunks of sequence s: ceil(n_s / 64) <= n_s / 64 + 1, and <= ceil(max / 64).
+        const std::size_t perSeq = std::size_t(layout.maxTokensPerSequence + kChunk - 1) / kChunk;
+        std::size_t chunks = (rows + kChunk - 1) / kChunk + seqs;
+        if (seqs * perSeq < chunks)
+            chunks = seqs * perSeq;
+        s.chunkCapacity = int(chunks);
+        const std::size_t perChunk = chunks * std::size_t(shape.valueHeads) * kChunk;
+        s.cum = at;
+        at += alignUp(perChunk * sizeof(float));
+        s.wT = at;
+        at += alignUp(perChunk * std::size_t(shape.keyDim) * sizeof(float));
+        s.qT = at;
+        at += alignUp(perChunk * std::size_t(shape.keyDim) * sizeof(float));
+    }
+    s.total = at;
+    return s;
+}
+
+cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const float* convWeight,
+    const float* dtBias, const float* negA, const Dims& dims, const Rows& rows, float* convState,
+    float* conv, int* counters, bool advanceConvState, cudaStream_t stream)
+{
+    const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, 2 * dims.nK + dims.nV);
+    if (advanceConvState)
+        convGatesKernel<true><<<grid, kConvThreads, 0, stream>>>(
+            qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+    else
+        convGatesKernel<false><<<grid, kConvThreads, 0, stream>>>(
+            qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+    return cudaGetLastError();
+}
+
+cudaError_t launchConvStateAdvance(
+    const float* qkv, const Dims& dims, const Rows& rows, float* convState, cudaStream_t stream)
+{
+    constexpr int kThreads = 256;
+    const dim3 grid((dims.convDim + kThreads - 1) / kThreads, rows.sequences);
+    convStateAdvanceKernel<<<grid, kThreads, 0, stream>>>(qkv, dims, rows, convState);
+    return cudaGetLastError();
+}
+
+cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims& dims, int rows,
+    float* core, cudaStream_t stream)
+{
+    constexpr int kThreads = 256;
+    const long long warps = (long long)rows * dims.nV;
+    const int blocks = int((warps * 32 + kThreads - 1) / kThreads);
+    gatedNormKernel<<<blocks, kThreads, 0, stream>>>(z, normWeight, dims, rows, core);
+    return cudaGetLastError();
+}
+
+cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, const float* z,
+    const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
+    const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
+    DeviceScratch scratch, const Tuning& tuning, cudaStream_t stream)
+{
+    if (layout.rows <= 0 || layout.sequences <= 0 || layout.maxTokensPerSequence <= 0)
+        return cudaSuccess;
+    const bool shapeOk = shape.keyHeads > 0 && shape.valueHeads % shape.keyHeads == 0
+        && shape.keyDim % 16 == 0 && shape.valueDim % 16 == 0 && shape.keyDim > 0
+        && shape.valueDim > 0 && shape.keyDim <= kMaxHeadDim && shape.valueDim <= kMaxHeadDim
+        && shape.convKernel >= 2 && shape.convKernel <= kMaxConvKernel;
+    if (!shapeOk)
+        return cudaErrorInvalidValue;
+    const ScratchLayout at = scratchLayout(shape, layout);
+    if (scratch.bytes < at.total || scratch.data == nullptr)
+        return cudaErrorInvalidValue;
+    const Dims dims = makeDims(shape);
+    Rows rows;
+    rows.rowSeq = layout.rowSeq;
+    rows.seqRow0 = layout.seqRow0;
+    rows.seqTokens = layout.seqTokens;
+    rows.stateSlots = layout.stateSlots;
+    rows.rows = layout.rows;
+    rows.sequences = layout.sequences;
+    auto* conv = reinterpret_cast<float*>(scratch.data + at.conv);
+    auto* counters = reinterpret_cast<int*>(scratch.data + at.counters);
+
+    cudaError_t err = launchConvGates(qkv, alpha, beta, convWeight, dtBias, negA, dims, rows,
+        states.conv, conv, counters, !at.prefill, stream);
+    if (err != cudaSuccess)
+        return err;
+    if (!at.prefill)
+        return launchDecode(conv, alpha, beta, z, normWeight, dims, rows, states.recurrent, core,
+            counters, tuning.decodeColumns, stream);
+
+    auto* cum = reinterpret_cast<float*>(scratch.data + at.cum);
+    auto* wT = reinterpret_cast<float*>(scratch.data + at.wT);
+    auto* qT = reinterpret_cast<float*>(scratch.data + at.qT);
+    if ((err = launchConvStateAdvance(qkv, dims, rows, states.conv, stream)) != cudaSuccess)
+        return err;
+    if ((err = launchChunkTransform(
+             conv, alpha, beta, dims, rows, at.chunkCapacity, cum, wT, qT, core, stream))
+        != cudaSuccess)
+        return err;
+    if ((err = launchChunkRecurrence(
+             conv, cum, wT, qT, dims, rows, states.recurrent, core, tuning.chunkColumns, stream))
+        != cudaSuccess)
+        return err;
+    return launchGatedNorm(z, normWeight, dims, layout.rows, core, stream);
+}
+
+} // namespace deltanet
+
+cudaError_t gatedDeltaNet(const float* qkv, float* alpha, float* beta, const float* z,
+    const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
+    const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
+    DeviceScratch scratch, cudaStream_t stream)
+{
+    return deltanet::gatedDeltaNetTuned(qkv, alpha, beta, z, convWeight, dtBias, negA, normWeight,
+        shape, layout, states, core, scratch, deltanet::Tuning {}, stream);
+}
+
+std::size_t deltaNetScratchBytes(const DeltaNetShape& shape, const StepLayout& layout)
+{
+    return deltanet::scratchLayout(shape, layout).total;
+}
+
+} // namespace cw::kernels::cuda
