@@ -25,6 +25,9 @@ constexpr int kMaxSplits = 128;
 constexpr int kMinSplitKeys = 64; // at full capacity; fewer make the merge dearer than the work
 constexpr unsigned kFull = 0xffffffffu;
 constexpr int kMaxDevices = 64;
+constexpr int kStages = 5; // groups of rows in flight per warp in the staged kernel
+
+std::atomic<bool> g_staged { true };
 
 struct DecodeParams {
     const float* q;
@@ -38,6 +41,26 @@ struct DecodeParams {
     std::int32_t heads, kvHeads, headDim, group, headChunks, splits;
     float scale;
 };
+
+// 16 bytes global -> shared without going through registers; zero-filled when !valid.
+__device__ __forceinline__ void copyAsync16(void* shared, const void* global, bool valid)
+{
+    const unsigned address = unsigned(__cvta_generic_to_shared(shared));
+    const int bytes = valid ? 16 : 0;
+    asm volatile(
+        "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes)
+        : "memory");
+}
+
+__device__ __forceinline__ void commitAsync()
+{
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int PENDING> __device__ __forceinline__ void waitAsync()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
+}
 
 __device__ __forceinline__ float dot4(float4 a, float4 b)
 {
@@ -79,9 +102,22 @@ template <int NV, int LANES> __device__ __forceinline__ int reducedBase(int sub)
     return base;
 }
 
+template <int VEC, int KU> __host__ __device__ constexpr int stageVectors()
+{
+    return KU * 2 * VEC * 32; // float4 of keys and values per warp and group
+}
+
+template <int VEC, int KU, bool STAGED> constexpr int decodeSharedBytes()
+{
+    return STAGED ? kWarps * kStages * stageVectors<VEC, KU>() * 16 : 0;
+}
+
 // LANES lanes share one key (LANES * VEC float4 cover the head dimension), a warp works on
 // 32 / LANES keys at a time and each of them KU times per group; GT query heads per block.
-template <int LANES, int VEC, int GT, int KU>
+// STAGED: each lane streams its slices of the next kStages - 1 groups into a shared ring with
+// cp.async (more bytes in flight than registers allow); otherwise registers hold one group
+// ahead.
+template <int LANES, int VEC, int GT, int KU, bool STAGED>
 __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
 {
     constexpr int kSlots = 32 / LANES;
@@ -90,10 +126,18 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
     constexpr int kReduced = kValues > LANES ? kValues / LANES : 1;
     constexpr int kReplicas = kValues >= LANES ? 1 : LANES / kValues;
     constexpr int kWidth = LANES * VEC * 4; // >= headDim
+    constexpr int kStageVectors = stageVectors<VEC, KU>();
+    static_assert(GT * kWidth <= kStages * kStageVectors * 4, "a warp's output fits its ring");
     __shared__ float scores[kWarps][kGroupKeys][GT];
     __shared__ float alphas[kWarps][GT];
-    __shared__ float warpO[kWarps][GT][kWidth];
     __shared__ float warpM[kWarps][GT], warpL[kWarps][GT];
+    // The warps' outputs: in static shared memory, or each in its own (drained) ring.
+    __shared__ float4 registersO[STAGED ? 1 : kWarps * GT * kWidth / 4];
+    extern __shared__ float4 rings[];
+    auto warpOut = [&](int w) {
+        return reinterpret_cast<float*>(
+            STAGED ? rings + w * kStages * kStageVectors : registersO + w * GT * kWidth / 4);
+    };
 
     const int seq = blockIdx.z;
     if (p.seqTokens[seq] < 1)
@@ -150,13 +194,55 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
         }
     };
 
+    float4* ring = rings + warp * kStages * kStageVectors;
+    auto issue = [&](int stage, int first) {
+        if (first < end) {
+#pragma unroll
+            for (int u = 0; u < KU; ++u) {
+                const int key = first + slot * KU + u;
+                const bool valid = key < end;
+                const float* kr = headBase + (valid ? p.cache.keyOffset(seq, key) : 0);
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+                    const int i = sub + LANES * v;
+                    const bool ok = valid && i < hd4;
+                    const float* src = kr + (ok ? 4 * i : 0);
+                    float4* dst = ring + stage * kStageVectors + (u * 2 * VEC + v) * 32 + lane;
+                    copyAsync16(dst, src, ok);
+                    copyAsync16(dst + VEC * 32, src + (ok ? valueOffset : 0), ok);
+                }
+            }
+        }
+        commitAsync(); // an empty group past the end keeps the count of groups in step
+    };
+
+    const int step = kWarps * kGroupKeys;
     int first = begin + warp * kGroupKeys;
-    if (first < end)
+    if constexpr (STAGED) {
+#pragma unroll
+        for (int s = 0; s < kStages - 1; ++s)
+            issue(s, first + s * step);
+    } else if (first < end) {
         load(first, k, vv);
-    for (; first < end; first += kWarps * kGroupKeys) {
-        // The next group's rows are in flight while this one is computed.
+    }
+    for (int j = 0; first < end; ++j, first += step) {
         float4 nk[KU][VEC], nv[KU][VEC];
-        load(first + kWarps * kGroupKeys, nk, nv);
+        if constexpr (STAGED) {
+            // The stage refilled here was read (and its values used) in the previous group.
+            issue((j + kStages - 1) % kStages, first + (kStages - 1) * step);
+            waitAsync<kStages - 1>(); // this lane's copies of group j have landed
+            const float4* from = ring + (j % kStages) * kStageVectors + lane;
+#pragma unroll
+            for (int u = 0; u < KU; ++u)
+#pragma unroll
+                for (int v = 0; v < VEC; ++v) {
+                    k[u][v] = from[(u * 2 * VEC + v) * 32];
+                    vv[u][v] = from[(u * 2 * VEC + v) * 32 + VEC * 32];
+                }
+        } else {
+            // The next group's rows are in flight while this one is computed.
+            load(first + step, nk, nv);
+        }
 
         float d[kValues];
 #pragma unroll
@@ -221,16 +307,20 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
                 o[g][v] = acc;
             }
         }
+        if constexpr (!STAGED) {
 #pragma unroll
-        for (int u = 0; u < KU; ++u)
+            for (int u = 0; u < KU; ++u)
 #pragma unroll
-            for (int v = 0; v < VEC; ++v) {
-                k[u][v] = nk[u][v];
-                vv[u][v] = nv[u][v];
-            }
+                for (int v = 0; v < VEC; ++v) {
+                    k[u][v] = nk[u][v];
+                    vv[u][v] = nv[u][v];
+                }
+        }
     }
+    if constexpr (STAGED)
+        waitAsync<0>(); // the copies past the end land before the ring holds the output
 
-    // Lanes of different key slots hold the same dimensions of different keys.
+        // Lanes of different key slots hold the same dimensions of different keys.
 #pragma unroll
     for (int mask = LANES; mask < 32; mask <<= 1)
 #pragma unroll
@@ -249,7 +339,7 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
             for (int v = 0; v < VEC; ++v) {
                 const int i = sub + LANES * v;
                 if (i < hd4)
-                    reinterpret_cast<float4*>(warpO[warp][g])[i] = o[g][v];
+                    reinterpret_cast<float4*>(warpOut(warp) + g * kWidth)[i] = o[g][v];
             }
     }
     if (lane < GT) {
@@ -270,7 +360,7 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
         for (int w = 0; w < kWarps; ++w) {
             const float wm = warpM[w][g];
             const float weight = wm == -INFINITY ? 0.0f : expf(wm - m);
-            acc += weight * warpO[w][g][dim];
+            acc += weight * warpOut(w)[g * kWidth + dim];
             l += weight * warpL[w][g];
         }
         const std::int64_t part = (std::int64_t(seq) * p.heads + h0 + g) * p.splits + split;
@@ -345,26 +435,44 @@ int headGroupTile(int group)
     return group <= 1 ? 1 : group <= 2 ? 2 : group <= 4 ? 4 : 8;
 }
 
+template <int LANES, int VEC, int GT, int KU>
+cudaError_t launchSplit(bool staged, dim3 grid, const DecodeParams& p, cudaStream_t stream)
+{
+    if (!staged) {
+        decodeSplitKernel<LANES, VEC, GT, KU, false><<<grid, kThreads, 0, stream>>>(p);
+        return cudaGetLastError();
+    }
+    constexpr int kBytes = decodeSharedBytes<VEC, KU, true>();
+    // Not a stream operation: allowed while a graph is being captured.
+    const cudaError_t set = cudaFuncSetAttribute(decodeSplitKernel<LANES, VEC, GT, KU, true>,
+        cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+    if (set != cudaSuccess)
+        return set;
+    decodeSplitKernel<LANES, VEC, GT, KU, true><<<grid, kThreads, kBytes, stream>>>(p);
+    return cudaGetLastError();
+}
+
 template <int LANES, int VEC, int KU>
-void launchSplits(int gt, dim3 grid, const DecodeParams& p, cudaStream_t stream)
+cudaError_t launchSplits(int gt, bool staged, dim3 grid, const DecodeParams& p, cudaStream_t stream)
 {
     switch (gt) {
     case 1:
-        decodeSplitKernel<LANES, VEC, 1, KU><<<grid, kThreads, 0, stream>>>(p);
-        break;
+        return launchSplit<LANES, VEC, 1, KU>(staged, grid, p, stream);
     case 2:
-        decodeSplitKernel<LANES, VEC, 2, KU><<<grid, kThreads, 0, stream>>>(p);
-        break;
+        return launchSplit<LANES, VEC, 2, KU>(staged, grid, p, stream);
     case 4:
-        decodeSplitKernel<LANES, VEC, 4, KU><<<grid, kThreads, 0, stream>>>(p);
-        break;
+        return launchSplit<LANES, VEC, 4, KU>(staged, grid, p, stream);
     default:
-        decodeSplitKernel<LANES, VEC, 8, KU><<<grid, kThreads, 0, stream>>>(p);
-        break;
+        return launchSplit<LANES, VEC, 8, KU>(staged, grid, p, stream);
     }
 }
 
 } // namespace
+
+void useStagedDecode(bool staged)
+{
+    g_staged.store(staged, std::memory_order_relaxed);
+}
 
 int decodeSplits(const AttentionShape& shape, const StepLayout& layout)
 {
@@ -416,17 +524,18 @@ cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_
     const dim3 grid(
         unsigned(p.splits), unsigned(shape.kvHeads * p.headChunks), unsigned(layout.sequences));
     const int hd4 = shape.headDim / 4;
+    const bool staged = g_staged.load(std::memory_order_relaxed);
+    cudaError_t launched;
     if (hd4 > 32)
-        launchSplits<32, 2, 2>(gt, grid, p, stream);
+        launched = launchSplits<32, 2, 2>(gt, staged, grid, p, stream);
     else if (hd4 > 16)
-        launchSplits<32, 1, 4>(gt, grid, p, stream);
+        launched = launchSplits<32, 1, 4>(gt, staged, grid, p, stream);
     else if (hd4 > 8)
-        launchSplits<16, 1, 2>(gt, grid, p, stream);
+        launched = launchSplits<16, 1, 2>(gt, staged, grid, p, stream);
     else if (hd4 > 4)
-        launchSplits<8, 1, 2>(gt, grid, p, stream);
+        launched = launchSplits<8, 1, 2>(gt, staged, grid, p, stream);
     else
-        launchSplits<4, 1, 2>(gt, grid, p, stream);
-    const cudaError_t launched = cudaGetLastError();
+        launched = launchSplits<4, 1, 2>(gt, staged, grid, p, stream);
     if (launched != cudaSuccess)
         return launched;
     decodeCombineKernel<<<dim3(unsigned(shape.heads), unsigned(layout.sequences)), kThreads, 0,

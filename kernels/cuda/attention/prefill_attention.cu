@@ -7,6 +7,7 @@
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 
+#include <atomic>
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -141,9 +142,10 @@ template <int D> constexpr int flashSharedBytes()
     return (kBlockM + 2 * kBlockN) * (D + 8) * int(sizeof(Bf16));
 }
 
-// Grid: (query head, query tile from the last, sequence). D: the padded head dimension.
-template <int D>
-__global__ void __launch_bounds__(kThreads, D <= 128 ? 2 : 1) flashPrefillKernel(FlashParams p)
+// Grid: (query head, query tile from the last, sequence). D: the padded head dimension;
+// BLOCKS: blocks per multiprocessor the registers are capped for.
+template <int D, int BLOCKS>
+__global__ void __launch_bounds__(kThreads, BLOCKS) flashPrefillKernel(FlashParams p)
 {
     // Rows padded by 16 bytes: the 8 rows an ldmatrix reads fall in distinct bank groups.
     constexpr int kStride = D + 8;
@@ -351,18 +353,37 @@ __global__ void __launch_bounds__(kThreads, D <= 128 ? 2 : 1) flashPrefillKernel
     }
 }
 
-template <int D> cudaError_t launchFlash(const FlashParams& p, dim3 grid, cudaStream_t stream)
+std::atomic<int> g_blocksPerSm { 0 };
+
+template <int D, int BLOCKS>
+cudaError_t launchFlashWith(const FlashParams& p, dim3 grid, cudaStream_t stream)
 {
     constexpr int kBytes = flashSharedBytes<D>();
     const cudaError_t set = cudaFuncSetAttribute(
-        flashPrefillKernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
+        flashPrefillKernel<D, BLOCKS>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
     if (set != cudaSuccess)
         return set;
-    flashPrefillKernel<D><<<grid, kThreads, kBytes, stream>>>(p);
+    flashPrefillKernel<D, BLOCKS><<<grid, kThreads, kBytes, stream>>>(p);
     return cudaGetLastError();
 }
 
+// Head dims up to 128 fit two blocks per multiprocessor (registers capped at 128), unless
+// usePrefillBlocksPerSm(1) asks for one with more registers.
+template <int D> cudaError_t launchFlash(const FlashParams& p, dim3 grid, cudaStream_t stream)
+{
+    if constexpr (D <= 128) {
+        if (g_blocksPerSm.load(std::memory_order_relaxed) != 1)
+            return launchFlashWith<D, 2>(p, grid, stream);
+    }
+    return launchFlashWith<D, 1>(p, grid, stream);
+}
+
 } // namespace
+
+void usePrefillBlocksPerSm(int blocks)
+{
+    g_blocksPerSm.store(blocks, std::memory_order_relaxed);
+}
 
 std::size_t prefillScratchBytes(const AttentionShape& shape, const StepLayout& layout)
 {

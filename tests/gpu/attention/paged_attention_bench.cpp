@@ -2,6 +2,7 @@
 // and 28672 for batches of 1 and 32 (replayed from a captured CUDA graph, as the engine
 // runs decode steps), and prefill attention TFLOP/s for one sequence of 8192 and 28672
 // tokens, for the Qwen3.6 and Qwen3 attention shapes. Prints figures; not a test.
+#include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
 
 #include <algorithm>
@@ -139,8 +140,9 @@ struct Timing {
 
 std::vector<std::string> g_summary;
 
-void decodeFigure(const Shape& shape, int batch, int context, cudaStream_t stream)
+void decodeFigure(const Shape& shape, int batch, int context, bool staged, cudaStream_t stream)
 {
+    cw::kernels::cuda::attention_detail::useStagedDecode(staged);
     BenchStep step(batch, context - 1, 1);
     const AttentionShape a = attentionShape(shape);
     const int kvWidth = shape.kvHeads * shape.headDim;
@@ -153,6 +155,7 @@ void decodeFigure(const Shape& shape, int batch, int context, cudaStream_t strea
     Buffer scratch(scratchBytes, 0);
     const PagedKv kv { cache.f(), 1, BenchStep::kBlockTokens, kvWidth };
     const float scale = 1.0f / 16.0f;
+    check(cudaDeviceSynchronize(), "setup");
     auto run = [&] {
         check(pagedAttention(q.f(), shape.gated ? qAll.f() + shape.headDim : nullptr,
                   2 * shape.heads * shape.headDim, a, scale, step.layout, kv, 0, out.f(),
@@ -189,14 +192,17 @@ void decodeFigure(const Shape& shape, int batch, int context, cudaStream_t strea
     const double bytes = double(batch) * context * 2.0 * kvWidth * 4.0;
     char line[200];
     std::snprintf(line, sizeof line,
-        "decode  %-8s batch %2d ctx %5d: %8.1f us (graph) %8.1f us (launches), %6.0f GB/s of cache",
-        shape.name, batch, context, graphUs, directUs, bytes / (graphUs * 1e-6) / 1e9);
+        "decode  %-8s %-9s batch %2d ctx %5d: %8.1f us (graph) %8.1f us (launches), %6.0f GB/s of "
+        "cache",
+        shape.name, staged ? "staged" : "registers", batch, context, graphUs, directUs,
+        bytes / (graphUs * 1e-6) / 1e9);
     std::puts(line);
     g_summary.push_back(line);
 }
 
-void prefillFigure(const Shape& shape, int tokens, cudaStream_t stream)
+void prefillFigure(const Shape& shape, int tokens, int blocksPerSm, cudaStream_t stream)
 {
+    cw::kernels::cuda::attention_detail::usePrefillBlocksPerSm(blocksPerSm);
     BenchStep step(1, 0, tokens);
     const AttentionShape a = attentionShape(shape);
     const int kvWidth = shape.kvHeads * shape.headDim;
@@ -207,6 +213,7 @@ void prefillFigure(const Shape& shape, int tokens, cudaStream_t stream)
     const std::size_t scratchBytes = pagedAttentionScratchBytes(a, step.layout);
     Buffer scratch(scratchBytes, 0);
     const PagedKv kv { cache.f(), 1, BenchStep::kBlockTokens, kvWidth };
+    check(cudaDeviceSynchronize(), "setup");
     auto run = [&] {
         check(pagedAttention(q.f(), shape.gated ? qAll.f() + shape.headDim : nullptr,
                   2 * shape.heads * shape.headDim, a, 0.0625f, step.layout, kv, 0, out.f(),
@@ -226,8 +233,10 @@ void prefillFigure(const Shape& shape, int tokens, cudaStream_t stream)
     const double flop = 4.0 * shape.headDim * shape.heads * (double(tokens) * (tokens + 1) / 2.0);
     char line[200];
     std::snprintf(line, sizeof line,
-        "prefill %-8s tokens %5d: %8.2f ms, %6.1f TFLOP/s effective (%.2f TFLOP; staging %zu MB)",
-        shape.name, tokens, ms, flop / (ms * 1e-3) / 1e12, flop / 1e12, scratchBytes >> 20);
+        "prefill %-8s %-8s tokens %5d: %8.2f ms, %6.1f TFLOP/s effective (%.2f TFLOP; staging %zu "
+        "MB)",
+        shape.name, blocksPerSm == 1 ? "1 blk/SM" : "default", tokens, ms,
+        flop / (ms * 1e-3) / 1e12, flop / 1e12, scratchBytes >> 20);
     std::puts(line);
     g_summary.push_back(line);
 }
@@ -236,21 +245,28 @@ void prefillFigure(const Shape& shape, int tokens, cudaStream_t stream)
 
 int main()
 {
+    std::setvbuf(stdout, nullptr, _IOLBF, 0); // figures in order with any error, line by line
     int device = 0;
     cudaDeviceProp prop {};
     check(cudaGetDevice(&device), "device");
     check(cudaGetDeviceProperties(&prop, device), "properties");
     std::printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
     cudaStream_t stream;
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+    // A blocking stream: ordered after the setup copies and fills on the legacy stream.
+    check(cudaStreamCreate(&stream), "stream");
     const Shape shapes[] = { { "qwen3.6", 16, 2, 256, true }, { "qwen3", 32, 4, 128, false } };
     for (const auto& shape : shapes) {
-        for (const int batch : { 1, 32 })
-            for (const int context : { 512, 8192, 28672 })
-                decodeFigure(shape, batch, context, stream);
-        for (const int tokens : { 8192, 28672 })
-            prefillFigure(shape, tokens, stream);
+        for (const bool staged : { true, false })
+            for (const int batch : { 1, 32 })
+                for (const int context : { 512, 8192, 28672 })
+                    decodeFigure(shape, batch, context, staged, stream);
+        // Head dim 256 runs one block per multiprocessor either way.
+        for (const int blocks : { 0, 1 })
+            if (blocks == 0 || shape.headDim <= 128)
+                for (const int tokens : { 8192, 28672 })
+                    prefillFigure(shape, tokens, blocks, stream);
     }
+    std::fflush(stdout);
     std::puts("---- summary");
     for (const auto& line : g_summary)
         std::puts(line.c_str());

@@ -1,6 +1,7 @@
 // pagedAttention on the device against the CPU's attention over the same paged cache:
 // decode (f32 flash-decoding, 1e-5), prefill and mixed steps (bf16 tensor cores, 1e-2).
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
 #include "tests/gpu/attention/attention_test_support.h"
 
@@ -135,27 +136,44 @@ const AttentionCase kModelCases[] = { { 16, 2, 256, true, 16 }, { 32, 4, 128, fa
 const AttentionCase kSmallCases[] = { { 4, 4, 64, false, 12 }, { 6, 2, 48, true, 16 },
     { 24, 2, 32, false, 8 }, { 2, 1, 16, false, 5 }, { 2, 2, 160, true, 16 } };
 
+// Both decode kernels: K/V rows staged through shared memory (the default) and prefetched in
+// registers.
+template <typename Check> void forEachDecodeKernel(Check check)
+{
+    for (const bool staged : { true, false }) {
+        attention_detail::useStagedDecode(staged);
+        check(staged ? "decode, staged" : "decode, registers");
+    }
+    attention_detail::useStagedDecode(true);
+}
+
 TEST(PagedAttention, decodeMatchesCpuForModelShapes)
 {
-    for (const auto& c : kModelCases) {
-        // The split count comes from the capacity (2048), the same for both length sets, as
-        // when a captured graph replays at a later length.
-        checkAttention(c, decodeSequences({ 1, 17, 300, 1000 }), 2048, 1e-5, "decode", 11);
-        checkAttention(c, decodeSequences({ 2, 64, 777, 2048 }), 2048, 1e-5, "decode", 12);
-    }
+    forEachDecodeKernel([](const char* what) {
+        for (const auto& c : kModelCases) {
+            // The split count comes from the capacity (2048), the same for both length sets,
+            // as when a captured graph replays at a later length.
+            checkAttention(c, decodeSequences({ 1, 17, 300, 1000 }), 2048, 1e-5, what, 11);
+            checkAttention(c, decodeSequences({ 2, 64, 777, 2048 }), 2048, 1e-5, what, 12);
+        }
+    });
 }
 
 TEST(PagedAttention, decodeMatchesCpuForSmallHeads)
 {
-    for (const auto& c : kSmallCases)
-        checkAttention(c, decodeSequences({ 1, 17, 300, 1000 }), 1024, 1e-5, "decode", 13);
+    forEachDecodeKernel([](const char* what) {
+        for (const auto& c : kSmallCases)
+            checkAttention(c, decodeSequences({ 1, 17, 300, 1000 }), 1024, 1e-5, what, 13);
+    });
 }
 
 TEST(PagedAttention, decodeOfOneSequenceUsesEverySplit)
 {
     // One sequence: the most splits per sequence, most of them short.
-    for (const auto& c : kModelCases)
-        checkAttention(c, decodeSequences({ 5000 }), 8192, 1e-5, "decode", 14);
+    forEachDecodeKernel([](const char* what) {
+        for (const auto& c : kModelCases)
+            checkAttention(c, decodeSequences({ 5000 }), 8192, 1e-5, what, 14);
+    });
 }
 
 const std::vector<StepSequence> kPrefillSequences
