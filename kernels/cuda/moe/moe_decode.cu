@@ -1,6 +1,6 @@
 // routedExperts for decode-sized batches, reading each row straight from device memory (the
-// fallback of moe_expert_mat_vec.cu for gate and up of different types, k > 64, or rows too
-// long to stage): no grouping, no host round trip. Kernel 1 gives every
+// path routedExperts takes; also every size for gate and up of different types): no grouping,
+// no host round trip. Kernel 1 gives every
 // (token, choice) pair its hidden rows silu(gate_e x) * (up_e x), a warp per row with gate and
 // up read in the same pass over x; kernel 2 gives every output value its weighted sum over the
 // token's choices, taken in ascending expert order as the CPU sums them. Plain f32 FMA

@@ -13,12 +13,15 @@
 
 namespace cw::kernels::cuda::moe {
 
-// Token rows at or under kDecodeMaxTokens take the per-(token, choice) kernels; up to
-// kGroupedMatVecMaxTokens the pairs are grouped by expert and each expert's rows are read once
-// for all its tokens (f32 FMA); above that, bf16 products on the tensor cores. Chosen from the
-// H200 figures of moe_experts_bench (see the commit that set them).
-constexpr std::int64_t kDecodeMaxTokens = 8;
-constexpr std::int64_t kGroupedMatVecMaxTokens = 1024;
+// Token rows at or under kDecodeMaxTokens take the per-(token, choice) kernels reading rows
+// straight from device memory; up to kGroupedMatVecMaxTokens the pairs are grouped by expert
+// and each expert's rows are read once for all its tokens (f32 FMA); above that, per-expert
+// tiles (bf16 tensor cores, or f32 FMA for GemmPrecision::Float32/TensorFloat32).
+// H200, Qwen3.6 shapes (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us,
+// tiles 992 us; 64 tokens direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles
+// 1542 us; 256 tokens matvec 2205 us, tiles 1563 us.
+constexpr std::int64_t kDecodeMaxTokens = 32;
+constexpr std::int64_t kGroupedMatVecMaxTokens = 128;
 
 // Token rows per tile of one expert in the grouped products.
 constexpr int kTileRowsBf16 = 128;

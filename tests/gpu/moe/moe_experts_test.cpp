@@ -124,11 +124,11 @@ struct Case {
 };
 
 // Every way routedExperts can run: the dispatch of the contract, and each internal path.
-enum class Path { Dispatch, Decode, DecodeDirect, GroupedMatVec, TilesF32, TilesBf16 };
-constexpr Path kPaths[] = { Path::Dispatch, Path::Decode, Path::DecodeDirect, Path::GroupedMatVec,
-    Path::TilesF32, Path::TilesBf16 };
+enum class Path { Dispatch, DispatchF32, Decode, DecodeDirect, GroupedMatVec, TilesF32, TilesBf16 };
+constexpr Path kPaths[] = { Path::Dispatch, Path::DispatchF32, Path::Decode, Path::DecodeDirect,
+    Path::GroupedMatVec, Path::TilesF32, Path::TilesBf16 };
 const char* const kPathNames[]
-    = { "dispatch", "decode", "direct", "matvec", "tilesF32", "tilesBf16" };
+    = { "dispatch", "dispatchF32", "decode", "direct", "matvec", "tilesF32", "tilesBf16" };
 
 cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std::int32_t* pi,
     const float* pw, const DeviceExpertStack& gate, const DeviceExpertStack& up,
@@ -139,8 +139,9 @@ cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std:
     cudaError_t err = cudaSuccess;
     switch (path) {
     case Path::Dispatch:
-        err = kernels::cuda::routedExperts(
-            px, tokens, pi, pw, kK, gate, up, down, po, precision, s, nullptr, stream);
+    case Path::DispatchF32:
+        err = kernels::cuda::routedExperts(px, tokens, pi, pw, kK, gate, up, down, po,
+            path == Path::DispatchF32 ? GemmPrecision::Float32 : precision, s, nullptr, stream);
         break;
     case Path::Decode:
         err = moe::routedExpertsDecode(px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
@@ -161,6 +162,19 @@ cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std:
     return err;
 }
 
+// Scratch for any path at this size (the contract's figure covers the path it dispatches to;
+// the tests also run the grouped paths at decode sizes).
+std::size_t scratchForEveryPath(
+    std::int64_t tokens, const DeviceExpertStack& gate, const DeviceExpertStack& down)
+{
+    const std::size_t contract
+        = kernels::cuda::routedExpertsScratchBytes(tokens, kK, gate, down, GemmPrecision::BFloat16);
+    const std::size_t grouped = kernels::cuda::moe::groupedLayout(
+        nullptr, tokens, kK, gate.experts, gate.rows, down.rows, false)
+                                    .bytes;
+    return std::max(contract, grouped);
+}
+
 // Runs one path once; returns the output, or nothing where the path does not take these
 // stacks (cudaErrorNotSupported) or a CUDA call failed (reported there).
 std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
@@ -173,8 +187,11 @@ std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
     auto dIds = DeviceBuffer::of(ids);
     auto dW = DeviceBuffer::of(w);
     DeviceBuffer out(std::size_t(tokens * kHidden) * sizeof(float));
-    DeviceBuffer scratch(
-        kernels::cuda::routedExpertsScratchBytes(tokens, kK, gate, down, precision));
+    // The contract's own figure for the dispatch, so a short one shows.
+    DeviceBuffer scratch(path == Path::Dispatch || path == Path::DispatchF32
+            ? kernels::cuda::routedExpertsScratchBytes(tokens, kK, gate, down,
+                path == Path::DispatchF32 ? GemmPrecision::Float32 : precision)
+            : scratchForEveryPath(tokens, gate, down));
     EXPECT_TRUE(dx.ok() && dIds.ok() && dW.ok() && out.ok() && scratch.ok());
     const DeviceScratch s { scratch.as<std::byte>(), scratch.bytes() };
     const float* px = dx.as<float>();
@@ -183,7 +200,7 @@ std::vector<float> runDevice(const std::vector<float>& x, std::int64_t tokens,
     float* po = out.as<float>();
     const cudaError_t err
         = callPath(path, px, tokens, pi, pw, gate, up, down, po, precision, s, nullptr);
-    if (err == cudaErrorNotSupported && path != Path::Dispatch) {
+    if (err == cudaErrorNotSupported && path != Path::Dispatch && path != Path::DispatchF32) {
         cudaGetLastError();
         return {};
     }
@@ -320,8 +337,7 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
         auto dIds = DeviceBuffer::of(ids);
         auto dW = DeviceBuffer::of(w);
         DeviceBuffer out(first.size() * sizeof(float));
-        DeviceBuffer scratch(kernels::cuda::routedExpertsScratchBytes(
-            tokens, kK, gate, down, GemmPrecision::BFloat16));
+        DeviceBuffer scratch(scratchForEveryPath(tokens, gate, down));
         cudaStream_t stream;
         CW_CUDA_OK(cudaStreamCreate(&stream));
         CW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
