@@ -11,10 +11,11 @@
 #include "kernels/cuda/quant/quant_products.h"
 #include "kernels/tensor_type.h"
 
-#include <cstddef>
-#include <cstdint>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
 
 namespace cw::kernels::cuda {
 
