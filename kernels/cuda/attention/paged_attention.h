@@ -47,6 +47,12 @@ cudaError_t attentionPrepare(const float* qAll, std::int64_t qAllStride, const f
 cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
     float* out, DeviceScratch scratch, cudaStream_t stream);
+// Scratch pagedAttention needs for `layout`; with less it returns cudaErrorInvalidValue.
+// Decode steps: the splits' partial results, sequences x heads x splits x (hd + 2) floats
+// (a few MB). Other steps: the keys and values the step's sequences see, staged as bf16 for
+// the tensor cores, 2 x sequences x kvHeads x maxContext x (hd rounded up to 64, 128 or 256)
+// x 2 bytes (56 MB for one 28k-token Qwen3.6 sequence): keep maxContext of prefill layouts
+// near the real contexts.
 std::size_t pagedAttentionScratchBytes(const AttentionShape& shape, const StepLayout& layout);
 
 } // namespace cw::kernels::cuda
