@@ -30,6 +30,7 @@ Dims makeDims(const DeltaNetShape& shape);
 struct Tuning {
     int decodeColumns = 0; // 16 or 32
     int chunkColumns = 0; // 16 or 32
+    int chunkPipeline = -1; // prefill recurrence: 1 double-buffered, 0 plain, -1 where it fits
 };
 
 // Where each piece lives in the scratch (byte offsets, 256-aligned).
@@ -76,10 +77,10 @@ cudaError_t launchChunkTransform(float* conv, const float* g, const float* beta,
     const Rows& rows, int chunkCapacity, float* cum, float* wT, float* qT, float* core,
     cudaStream_t stream);
 // Prefill, per (sequence, value head, column slice), chunks in order: the state recurrence and
-// the inter-chunk output added into core.
+// the inter-chunk output added into core. columns, pipeline: as Tuning's chunk fields.
 cudaError_t launchChunkRecurrence(const float* conv, const float* cum, const float* wT,
     const float* qT, const Dims& dims, const Rows& rows, float* recurrent, float* core, int columns,
-    cudaStream_t stream);
+    int pipeline, cudaStream_t stream);
 // Prefill: core = rmsNorm(core) * silu(z) per (row, value head).
 cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims& dims, int rows,
     float* core, cudaStream_t stream);

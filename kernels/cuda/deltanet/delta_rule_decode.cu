@@ -118,8 +118,18 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
         deltaS[tid] = delta;
         const float o = (decay * sqSum + kqSum * delta) * dims.qScale;
         core[std::size_t(row) * dims.nV * dv + std::size_t(j) * dv + col] = o;
+        __threadfence(); // visible before this block's count
     }
     __syncthreads();
+
+    // The head's last block to finish normalises the whole head. Only the output has to be
+    // visible before the count; the state stores go out after it.
+    if (tid == 0)
+        lastBlock = atomicAdd(&counters[s * dims.nV + j], 1) == slices - 1;
+    __syncthreads();
+    const bool last = lastBlock;
+    if (last)
+        __threadfence(); // the other blocks' outputs are read after their count
 
     const float4 dl = *reinterpret_cast<const float4*>(&deltaS[cg * 4]);
 #pragma unroll
@@ -135,16 +145,8 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
             *reinterpret_cast<float4*>(head + std::size_t(d) * dv + c0 + cg * 4) = n;
         }
     }
-
-    // The head's last block to finish normalises the whole head.
-    __threadfence();
-    __syncthreads();
-    if (tid == 0)
-        lastBlock = atomicAdd(&counters[s * dims.nV + j], 1) == slices - 1;
-    __syncthreads();
-    if (!lastBlock)
+    if (!last)
         return;
-    __threadfence();
     float* o = core + std::size_t(row) * dims.nV * dv + std::size_t(j) * dv;
     constexpr int kPerThread = (kMaxHeadDim + kDecodeThreads - 1) / kDecodeThreads;
     float x[kPerThread];

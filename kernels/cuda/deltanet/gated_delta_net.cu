@@ -21,6 +21,7 @@ std::size_t alignUp(std::size_t bytes)
 
 // Block (row tile, head unit): unit u < 2 nK is query or key head u (L2-normalised), else
 // value head u - 2 nK. Each thread owns up to two channels of the unit for the tile's rows.
+// Any kernel width up to kMaxConvKernel.
 template <bool kAdvanceState>
 __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __restrict__ qkv,
     float* __restrict__ alpha, float* __restrict__ beta, const float* __restrict__ convWeight,
@@ -106,6 +107,127 @@ __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __r
     if (unit != 0)
         return;
     for (int i = tid; i < kConvRowsPerBlock * dims.nV; i += kConvThreads) {
+        const int r = row0 + i / dims.nV;
+        const int j = i % dims.nV;
+        if (r >= rows.rows)
+            break;
+        const std::size_t at = std::size_t(r) * dims.nV + j;
+        alpha[at] = negA[j] * softplusF(alpha[at] + dtBias[j]);
+        beta[at] = sigmoidF(beta[at]);
+    }
+    if (kAdvanceState)
+        for (int i = blockIdx.x * kConvThreads + tid; i < rows.sequences * dims.nV;
+             i += gridDim.x * kConvThreads)
+            counters[i] = 0;
+}
+
+// The same for a kernel width of 4 (Qwen3.5's), memory-bound at prefill: each thread loads its
+// channel for the tile's rows and the 3 before them once, up front, with the rows' positions
+// and slots in shared memory; only a sequence's first 3 rows read the conv state.
+constexpr int kFastRows = 16;
+constexpr int kFastHist = 3;
+
+template <bool kAdvanceState>
+__global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const float* __restrict__ qkv,
+    float* __restrict__ alpha, float* __restrict__ beta, const float* __restrict__ convWeight,
+    const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
+    float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
+{
+    __shared__ int rowPos[kFastRows], rowSlot[kFastRows];
+    __shared__ float partial[kFastRows][kConvThreads / 32];
+    const int tid = threadIdx.x;
+    const int row0 = blockIdx.x * kFastRows;
+    const int unit = blockIdx.y;
+    const bool normalise = unit < 2 * dims.nK;
+    const int base
+        = normalise ? unit * dims.dk : 2 * dims.nK * dims.dk + (unit - 2 * dims.nK) * dims.dv;
+    const int width = normalise ? dims.dk : dims.dv;
+    if (tid < kFastRows) {
+        const int r = row0 + tid;
+        int pos = -1, slot = 0;
+        if (r < rows.rows) {
+            const int s = rows.rowSeq[r];
+            pos = r - rows.seqRow0[s];
+            slot = rows.stateSlots[s];
+        }
+        rowPos[tid] = pos;
+        rowSlot[tid] = slot;
+    }
+    __syncthreads();
+
+    float out[kFastRows][kConvChannelsPerThread];
+    float sumSq[kFastRows] = {};
+#pragma unroll
+    for (int e = 0; e < kConvChannelsPerThread; ++e) {
+        const int local = tid + e * kConvThreads;
+        const bool active = local < width;
+        const int c = base + local;
+        float in[kFastRows + kFastHist]; // rows row0 - 3 ...
+#pragma unroll
+        for (int q = 0; q < kFastRows + kFastHist; ++q) {
+            const int r = row0 - kFastHist + q;
+            in[q]
+                = active && r >= 0 && r < rows.rows ? qkv[std::size_t(r) * dims.convDim + c] : 0.0f;
+        }
+        const float4 w
+            = active ? load4(convWeight + std::size_t(c) * 4) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+        for (int t = 0; t < kFastRows; ++t) {
+            const int pos = rowPos[t];
+            out[t][e] = 0.0f;
+            if (!active || pos < 0)
+                continue;
+            float win[4];
+            float* state = convState + (std::size_t(rowSlot[t]) * dims.convDim + c) * kFastHist;
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+                win[m] = pos - kFastHist + m >= 0 ? in[t + m] : state[pos + m];
+            float acc = 0.0f; // in the CPU's order
+            acc += w.x * win[0];
+            acc += w.y * win[1];
+            acc += w.z * win[2];
+            acc += w.w * win[3];
+            if (kAdvanceState) { // one row per sequence: this thread alone reads this state
+                state[0] = win[1];
+                state[1] = win[2];
+                state[2] = win[3];
+            }
+            out[t][e] = siluF(acc);
+            sumSq[t] += out[t][e] * out[t][e];
+        }
+    }
+    if (normalise) {
+#pragma unroll
+        for (int t = 0; t < kFastRows; ++t) {
+            const float v = warpSum(sumSq[t]);
+            if ((tid & 31) == 0)
+                partial[t][tid >> 5] = v;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int t = 0; t < kFastRows; ++t) {
+        const int r = row0 + t;
+        if (r >= rows.rows)
+            break;
+        float scale = 1.0f;
+        if (normalise) {
+            float total = 0.0f;
+            for (int w = 0; w < kConvThreads / 32; ++w)
+                total += partial[t][w];
+            scale = 1.0f / sqrtf(total + 1e-6f);
+        }
+#pragma unroll
+        for (int e = 0; e < kConvChannelsPerThread; ++e) {
+            const int local = tid + e * kConvThreads;
+            if (local < width)
+                conv[std::size_t(r) * dims.convDim + base + local] = out[t][e] * scale;
+        }
+    }
+
+    if (unit != 0)
+        return;
+    for (int i = tid; i < kFastRows * dims.nV; i += kConvThreads) {
         const int r = row0 + i / dims.nV;
         const int j = i % dims.nV;
         if (r >= rows.rows)
@@ -229,7 +351,18 @@ cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const f
     const float* dtBias, const float* negA, const Dims& dims, const Rows& rows, float* convState,
     float* conv, int* counters, bool advanceConvState, cudaStream_t stream)
 {
-    const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, 2 * dims.nK + dims.nV);
+    const int units = 2 * dims.nK + dims.nV;
+    if (dims.kernel == 4) {
+        const dim3 grid((rows.rows + kFastRows - 1) / kFastRows, units);
+        if (advanceConvState)
+            convGatesWidth4Kernel<true><<<grid, kConvThreads, 0, stream>>>(
+                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        else
+            convGatesWidth4Kernel<false><<<grid, kConvThreads, 0, stream>>>(
+                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        return cudaGetLastError();
+    }
+    const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, units);
     if (advanceConvState)
         convGatesKernel<true><<<grid, kConvThreads, 0, stream>>>(
             qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
@@ -302,8 +435,8 @@ cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, cons
              conv, alpha, beta, dims, rows, at.chunkCapacity, cum, wT, qT, core, stream))
         != cudaSuccess)
         return err;
-    if ((err = launchChunkRecurrence(
-             conv, cum, wT, qT, dims, rows, states.recurrent, core, tuning.chunkColumns, stream))
+    if ((err = launchChunkRecurrence(conv, cum, wT, qT, dims, rows, states.recurrent, core,
+             tuning.chunkColumns, tuning.chunkPipeline, stream))
         != cudaSuccess)
         return err;
     return launchGatedNorm(z, normWeight, dims, layout.rows, core, stream);

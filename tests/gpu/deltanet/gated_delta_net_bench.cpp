@@ -1,6 +1,7 @@
 // Micro-benchmark of one DeltaNet layer's core (gatedDeltaNet) at Qwen3.6-35B-A3B's shapes:
 // decode at batch 1 and 32 (GB/s of recurrent-state traffic, each head's state read and written
-// once), prefill of 512 and 8192 tokens (ms), and the prefill's stages one by one.
+// once), prefill of 512 and 8192 tokens (ms) for each recurrence variant, and the prefill's
+// stages one by one.
 //   gpu_deltanet_bench
 // At batch 1, decode cycles through 30 layers' states (2 MB each) so that they do not sit in L2
 // between calls; at batch 32 one layer's states (64 MB) already exceed it.
@@ -158,7 +159,7 @@ void benchPrefillStages(DeviceDeltaNet& device, const DeltaNetShape& shape, cuda
         ms[2] += timer.stopMs(stream);
         timer.start(stream);
         CHECK(dn::launchChunkRecurrence(
-            conv, cum, wT, qT, dims, rows, states.recurrent, device.core(), 0, stream));
+            conv, cum, wT, qT, dims, rows, states.recurrent, device.core(), 0, -1, stream));
         ms[3] += timer.stopMs(stream);
         timer.start(stream);
         CHECK(dn::launchGatedNorm(
@@ -176,18 +177,31 @@ void benchPrefill(int tokens, cudaStream_t stream)
     DeviceDeltaNet device(randomLayer(shape, 1, 7));
     CHECK(device.upload(randomStep(shape, { tokens }, { 0 }, 8)));
     Timer timer;
-    for (int columns : { 16, 32 }) {
-        dn::Tuning tuning;
-        tuning.chunkColumns = columns;
-        CHECK(device.enqueue(stream, tuning));
+    for (int pipeline : { 0, 1 })
+        for (int columns : { 16, 32 }) {
+            dn::Tuning tuning;
+            tuning.chunkColumns = columns;
+            tuning.chunkPipeline = pipeline;
+            CHECK(device.enqueue(stream, tuning));
+            constexpr int kRounds = 10;
+            timer.start(stream);
+            for (int r = 0; r < kRounds; ++r)
+                CHECK(device.enqueue(stream, tuning));
+            const double ms = timer.stopMs(stream) / kRounds;
+            std::printf("prefill %5d tokens columns %d %s: %8.3f ms/layer, %8.2f ms for %d "
+                        "layers, %.0f tokens/s\n",
+                tokens, columns, pipeline ? "pipelined" : "plain    ", ms, ms * kLayers, kLayers,
+                tokens / (ms * kLayers * 1e-3));
+        }
+    {
+        CHECK(device.enqueue(stream, dn::Tuning {}));
         constexpr int kRounds = 10;
         timer.start(stream);
         for (int r = 0; r < kRounds; ++r)
-            CHECK(device.enqueue(stream, tuning));
+            CHECK(device.enqueue(stream, dn::Tuning {}));
         const double ms = timer.stopMs(stream) / kRounds;
-        std::printf("prefill %5d tokens columns %d: %8.3f ms/layer, %8.2f ms for %d layers, "
-                    "%.0f tokens/s\n",
-            tokens, columns, ms, ms * kLayers, kLayers, tokens / (ms * kLayers * 1e-3));
+        std::printf("prefill %5d tokens default: %8.3f ms/layer, %8.2f ms for %d layers\n", tokens,
+            ms, ms * kLayers, kLayers);
     }
     benchPrefillStages(device, shape, stream);
 }

@@ -164,23 +164,43 @@ TEST(GatedDeltaNetCuda, decodeAfterPrefillCarriesBothStates)
         }
 }
 
-TEST(GatedDeltaNetCuda, everyColumnSliceWidthMatchesCpu)
+TEST(GatedDeltaNetCuda, everyColumnSliceWidthAndRecurrenceKernelMatchesCpu)
 {
     std::uint32_t seed = 400;
-    for (int columns : { 16, 32 }) {
-        dn::Tuning tuning;
-        tuning.decodeColumns = columns;
-        tuning.chunkColumns = columns;
-        for (const DeltaNetShape& shape :
-            { shapeOf(2, 4, 64, 32, true), shapeOf(2, 4, 128, 128, false) }) {
-            DeltaNetLayerData layer = randomLayer(shape, 4, seed++);
-            DeviceDeltaNet device(layer);
-            const std::string width = " columns " + std::to_string(columns) + " ";
-            runAndCompare(layer, device, randomStep(shape, { 130, 7 }, { 2, 0 }, seed++),
-                "prefill" + width + describe(shape), &tuning);
-            runAndCompare(layer, device, randomStep(shape, { 1, 1, 1 }, { 3, 0, 2 }, seed++),
-                "decode" + width + describe(shape), &tuning);
+    for (int columns : { 16, 32 })
+        for (int pipeline : { 0, 1 }) {
+            dn::Tuning tuning;
+            tuning.decodeColumns = columns;
+            tuning.chunkColumns = columns;
+            tuning.chunkPipeline = pipeline;
+            for (const DeltaNetShape& shape :
+                { shapeOf(2, 4, 64, 32, true), shapeOf(2, 4, 128, 128, false) }) {
+                DeltaNetLayerData layer = randomLayer(shape, 4, seed++);
+                DeviceDeltaNet device(layer);
+                const std::string variant = " columns " + std::to_string(columns)
+                    + (pipeline ? " pipelined " : " plain ");
+                runAndCompare(layer, device, randomStep(shape, { 130, 7 }, { 2, 0 }, seed++),
+                    "prefill" + variant + describe(shape), &tuning);
+                runAndCompare(layer, device, randomStep(shape, { 1, 1, 1 }, { 3, 0, 2 }, seed++),
+                    "decode" + variant + describe(shape), &tuning);
+            }
         }
+}
+
+// Width 4 (Qwen3.5's) has its own conv kernel; the others take the general one.
+TEST(GatedDeltaNetCuda, otherConvKernelWidthsMatchCpu)
+{
+    std::uint32_t seed = 500;
+    for (int width : { 2, 3, 5 }) {
+        DeltaNetShape shape = shapeOf(2, 4, 32, 32, width % 2 == 0);
+        shape.convKernel = width;
+        DeltaNetLayerData layer = randomLayer(shape, 3, seed++);
+        DeviceDeltaNet device(layer);
+        const std::string what = "conv width " + std::to_string(width) + " ";
+        runAndCompare(layer, device, randomStep(shape, { 1, 3, 70 }, { 2, 0, 1 }, seed++),
+            what + "prefill 1,3,70 " + describe(shape));
+        runAndCompare(layer, device, randomStep(shape, { 1, 1 }, { 1, 2 }, seed++),
+            what + "decode " + describe(shape));
     }
 }
 
