@@ -297,14 +297,20 @@ cudaError_t DeviceDeltaNet::run(const DeltaNetStepData& step, DeltaNetStepResult
     CW_TRY(cudaGetLastError());
     if (!result)
         return cudaSuccess;
-    const std::size_t convDim = std::size_t(m_shape.convDim());
-    const std::size_t heads = std::size_t(m_slots) * std::size_t(m_shape.valueHeads);
     CW_TRY(toHost(result->core, m_core, coreCount));
     CW_TRY(toHost(result->g, m_alpha, step.alpha.size()));
     CW_TRY(toHost(result->beta, m_beta, step.beta.size()));
-    CW_TRY(toHost(result->convState, m_convState,
-        std::size_t(m_slots) * convDim * std::size_t(m_shape.convKernel - 1)));
-    CW_TRY(toHost(result->recurrentState, m_recurrent,
+    return downloadStates(result->convState, result->recurrentState);
+}
+
+cudaError_t DeviceDeltaNet::downloadStates(
+    std::vector<float>& conv, std::vector<float>& recurrent) const
+{
+    const std::size_t convDim = std::size_t(m_shape.convDim());
+    const std::size_t heads = std::size_t(m_slots) * std::size_t(m_shape.valueHeads);
+    CW_TRY(toHost(
+        conv, m_convState, std::size_t(m_slots) * convDim * std::size_t(m_shape.convKernel - 1)));
+    CW_TRY(toHost(recurrent, m_recurrent,
         heads * std::size_t(m_shape.keyDim) * std::size_t(m_shape.valueDim)));
     return cudaSuccess;
 }

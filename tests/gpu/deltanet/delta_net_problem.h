@@ -59,6 +59,9 @@ public:
     cudaError_t run(const DeltaNetStepData& step, DeltaNetStepResult* result,
         const kernels::cuda::deltanet::Tuning* tuning = nullptr);
 
+    // The device's conv and recurrent states of every slot as they are now.
+    cudaError_t downloadStates(std::vector<float>& conv, std::vector<float>& recurrent) const;
+
     // For the benchmark: upload once, then enqueue the call repeatedly on `stream`.
     cudaError_t upload(const DeltaNetStepData& step);
     cudaError_t enqueue(cudaStream_t stream, const kernels::cuda::deltanet::Tuning& tuning);
