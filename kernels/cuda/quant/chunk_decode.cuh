@@ -154,8 +154,8 @@ template <> struct Chunk<TensorType::Q2_K> {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
             const int sc = b[2 * sub + h];
-            dl[h] = __fmul_rn(d, float(sc & 0xF));
-            ml[h] = __fmul_rn(dmin, float(sc >> 4));
+            dl[h] = __fmul_rn(d, detail::exactFloat(std::uint32_t(sc & 0xF)));
+            ml[h] = __fmul_rn(dmin, detail::exactFloat(std::uint32_t(sc >> 4)));
         }
         detail::load16<4>(b + 16 + 32 * (sub >> 2), q);
         detail::load16<4>(b + 32 + 32 * (sub >> 2), q + 4);
@@ -188,7 +188,7 @@ template <> struct Chunk<TensorType::Q3_K> {
             const int is = 2 * sub + h;
             const int low = is < 8 ? (packed[is] & 0xF) : (packed[is - 8] >> 4);
             const int high = (packed[8 + (is & 3)] >> (2 * (is >> 2))) & 3;
-            dl[h] = __fmul_rn(d, float((low | (high << 4)) - 32));
+            dl[h] = __fmul_rn(d, detail::exactFloat(std::uint32_t(low | (high << 4)), 32));
         }
         detail::load16<2>(b + 32 + 32 * (sub >> 2), q);
         detail::load16<2>(b + 48 + 32 * (sub >> 2), q + 4);
@@ -220,8 +220,9 @@ template <TensorType Type> struct ChunkK45 {
         const int sub = int(chunk & 7);
         int sc, mn;
         detail::scaleMinK4(sub, b + 4, sc, mn);
-        d1 = __fmul_rn(detail::halfBits(detail::loadU16(b)), float(sc));
-        m1 = __fmul_rn(detail::halfBits(detail::loadU16(b + 2)), float(mn));
+        d1 = __fmul_rn(detail::halfBits(detail::loadU16(b)), detail::exactFloat(std::uint32_t(sc)));
+        m1 = __fmul_rn(
+            detail::halfBits(detail::loadU16(b + 2)), detail::exactFloat(std::uint32_t(mn)));
         shift = 4 * (sub & 1);
         bit = sub;
         const std::uint8_t* qs = b + (kQ5 ? 48 : 16) + 32 * (sub >> 1);
@@ -260,7 +261,8 @@ template <> struct Chunk<TensorType::Q6_K> {
         const float d = detail::halfBits(detail::loadU16(b + 208));
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-            dsc[h] = __fmul_rn(d, float(std::int8_t(b[192 + 8 * n + 2 * k + h])));
+            dsc[h] = __fmul_rn(
+                d, detail::exactFloat(std::uint32_t(b[192 + 8 * n + 2 * k + h] ^ 0x80), 128));
         lowShift = 4 * (k >> 1);
         highShift = 2 * k;
         detail::load16<2>(b + 64 * n + 32 * (k & 1), ql);
@@ -290,7 +292,8 @@ template <> struct Chunk<TensorType::IQ4_XS> {
         const int scalesH = detail::loadU16(b + 2);
         const int ls
             = ((b[4 + (ib >> 1)] >> (4 * (ib & 1))) & 0xF) | (((scalesH >> (2 * ib)) & 3) << 4);
-        dl = __fmul_rn(detail::halfBits(detail::loadU16(b)), float(ls - 32));
+        dl = __fmul_rn(
+            detail::halfBits(detail::loadU16(b)), detail::exactFloat(std::uint32_t(ls), 32));
         detail::load16<8>(b + 8 + 16 * ib, q);
     }
     template <bool Exact> __device__ __forceinline__ void piece(int p, float out[8]) const

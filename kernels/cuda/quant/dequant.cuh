@@ -213,8 +213,8 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int sc = b[v0 >> 4];
             const float d = halfBits(loadU16(b + 80));
             const float dmin = halfBits(loadU16(b + 82));
-            const float dl = __fmul_rn(d, float(sc & 0xF));
-            const float ml = __fmul_rn(dmin, float(sc >> 4));
+            const float dl = __fmul_rn(d, exactFloat(std::uint32_t(sc & 0xF)));
+            const float ml = __fmul_rn(dmin, exactFloat(std::uint32_t(sc >> 4)));
             const uint2 q = load8<4>(b + 16 + 32 * n + (rem & 31));
 #pragma unroll
             for (int i = 0; i < 8; ++i)
@@ -226,7 +226,8 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int low = is < 8 ? (packed[is] & 0xF) : (packed[is - 8] >> 4);
             const int high = (packed[8 + (is & 3)] >> (2 * (is >> 2))) & 3;
             const int scale = (low | (high << 4)) - 32;
-            const float dl = __fmul_rn(halfBits(loadU16(b + 108)), float(scale));
+            const float dl
+                = __fmul_rn(halfBits(loadU16(b + 108)), exactFloat(std::uint32_t(scale + 32), 32));
             const std::uint32_t mbit = 1u << (4 * n + (rem >> 5));
             const uint2 q = load8<2>(b + 32 + 32 * n + (rem & 31));
             const uint2 hm = load8<2>(b + (rem & 31));
@@ -242,8 +243,8 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int c = v0 >> 6, r = v0 & 63, j = 2 * c + (r >> 5);
             int sc, mn;
             scaleMinK4(j, b + 4, sc, mn);
-            const float d1 = __fmul_rn(halfBits(loadU16(b)), float(sc));
-            const float m1 = __fmul_rn(halfBits(loadU16(b + 2)), float(mn));
+            const float d1 = __fmul_rn(halfBits(loadU16(b)), exactFloat(std::uint32_t(sc)));
+            const float m1 = __fmul_rn(halfBits(loadU16(b + 2)), exactFloat(std::uint32_t(mn)));
             const uint2 q = load8<4>(b + (kQ5 ? 48 : 16) + 32 * c + (r & 31));
             const int shift = 4 * (r >> 5);
             uint2 qh = make_uint2(0, 0);
@@ -260,7 +261,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int n = v0 >> 7, rem = v0 & 127, k = rem >> 5, l0 = rem & 31;
             const float d = halfBits(loadU16(b + 208));
             const int sc = int(std::int8_t(b[192 + 8 * n + (l0 >> 4) + 2 * k]));
-            const float dsc = __fmul_rn(d, float(sc));
+            const float dsc = __fmul_rn(d, exactFloat(std::uint32_t(sc + 128), 128));
             const uint2 ql = load8<2>(b + 64 * n + l0 + 32 * (k & 1));
             const uint2 qh = load8<2>(b + 128 + 32 * n + l0);
             const int lowShift = 4 * (k >> 1), highShift = 2 * k;
@@ -275,7 +276,7 @@ __device__ __forceinline__ void dequant8(const std::uint8_t* row, std::int64_t g
             const int scalesH = loadU16(b + 2);
             const int ls
                 = ((b[4 + (ib >> 1)] >> (4 * (ib & 1))) & 0xF) | (((scalesH >> (2 * ib)) & 3) << 4);
-            const float dl = __fmul_rn(halfBits(loadU16(b)), float(ls - 32));
+            const float dl = __fmul_rn(halfBits(loadU16(b)), exactFloat(std::uint32_t(ls), 32));
             const uint2 q = load8<4>(b + 8 + 16 * ib + (r & 15));
             const int shift = 4 * (r >> 4);
 #pragma unroll

@@ -129,13 +129,22 @@ cudaError_t gemm(const DeviceMatrix& w, const float* x, std::int64_t xStride, st
 
 namespace quant_detail {
 
+namespace {
+MatVecKernel g_matVecKernel = MatVecKernel::Auto;
+}
+
+void setMatVecKernel(MatVecKernel kernel)
+{
+    g_matVecKernel = kernel;
+}
+
 cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
     float* y, std::int64_t yStride, cudaStream_t stream)
 {
     if (tokens < 1 || tokens > kMatVecMaxTokens)
         return cudaErrorInvalidValue;
     const MatVecArgs args { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, w.cols,
-        x, xStride, tokens, y, yStride, stream };
+        x, xStride, tokens, y, yStride, stream, g_matVecKernel };
     cudaError_t result = cudaErrorInvalidValue;
     dispatchMatrixType(w.type, MatVecLaunch { args, result });
     return result;

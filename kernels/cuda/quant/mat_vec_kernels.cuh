@@ -12,11 +12,13 @@
 // every token row. Going through shared memory keeps the global loads coalesced whatever the
 // block size (18, 34, 110 or 210 bytes are not 16-byte multiples); the plain float types are
 // read directly, 16 or 32 bytes per thread. A row's partial sums meet in a warp shuffle and a
-// shared-memory sum over the four warps.
+// shared-memory sum over the four warps. For 4..8 token rows of block types the tensor-core
+// kernel of mat_vec_mma.cuh is faster (launchMatVecT picks).
 
 #include "kernels/cuda/quant/chunk_decode.cuh"
 #include "kernels/cuda/quant/dequant.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
+#include "kernels/cuda/quant/mat_vec_mma.cuh"
 #include "kernels/cuda/quant/quant_products.h"
 
 #include <cstdint>
@@ -265,6 +267,22 @@ inline int matVecRowsPerBlock(std::int64_t rows)
 
 template <TensorType Type, int T> cudaError_t launchMatVecT(const MatVecArgs& a)
 {
+    const bool aligned = (reinterpret_cast<std::uintptr_t>(a.w) & 15) == 0 && a.rowStride % 16 == 0
+        && (reinterpret_cast<std::uintptr_t>(a.x) & 15) == 0 && a.xStride % 4 == 0
+        && a.cols % 32 == 0;
+    // Measured on the H200 (tests/gpu/quant/quant_bench.cpp): the tensor-core kernel wins
+    // for block types from about 4 token rows on matrices of 1024+ rows (2048x8192 q4_K at 8
+    // rows: 356 against 171 GB/s); below that, and for the plain float types, the f32-FMA
+    // kernels are faster (q4_K at 1 row: 832 against 370 GB/s).
+    const bool autoMma = kIsChunked<Type> && T >= 4 && a.rows >= 1024;
+    const bool mma
+        = aligned && (a.kernel == MatVecKernel::Mma || (a.kernel == MatVecKernel::Auto && autoMma));
+    if (mma) {
+        const unsigned blocks = unsigned((a.rows + kMmaRows - 1) / kMmaRows);
+        matVecMmaKernel<Type, T><<<blocks, kMmaThreads, 0, a.stream>>>(
+            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride);
+        return cudaGetLastError();
+    }
     return matVecRowsPerBlock(a.rows) == 4 ? launchMatVecTR<Type, T, 4>(a)
                                            : launchMatVecTR<Type, T, 2>(a);
 }

@@ -3,6 +3,7 @@
 // What the files of kernels/cuda/quant share beyond the public contract (plain C++: the tests
 // include it too).
 
+#include "kernels/cuda/quant/mat_vec.h"
 #include "kernels/cuda/quant/quant_products.h"
 
 #include <cstdint>
@@ -19,6 +20,10 @@ cudaError_t dequantizeRows(const DeviceMatrix& w, std::int64_t row0, std::int64_
 // (kernels/cuda/quant/chunk_decode.cuh), in their exact mode: lets the tests check those bit
 // for bit. Block types only (cudaErrorInvalidValue for F32/F16/BF16).
 cudaError_t dequantizeChunksToF32(const DeviceMatrix& w, float* out, cudaStream_t stream);
+
+// Forces a matrix-vector kernel family for the calls that follow (process-wide; tests and
+// benchmarks only, not thread-safe).
+void setMatVecKernel(MatVecKernel kernel);
 
 // The matrix-vector products (1..kMatVecMaxTokens token rows).
 cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,

@@ -5,6 +5,7 @@
 // on another copy of the weights so that L2 (50 MB) never holds them, timed with events;
 // median of 50 graph launches after warm-up. Weights are random bytes: speed does not depend
 // on the values.
+#include "kernels/cuda/quant/quant_internal.h"
 #include "kernels/cuda/quant/quant_products.h"
 #include "tests/gpu/quant/quant_test_support.h"
 
@@ -105,17 +106,28 @@ void benchMatVec(
     CHECK(cudaMalloc(reinterpret_cast<void**>(&y), std::size_t(kMatVecMaxTokens * rows) * 4));
     fillFloats(x, std::size_t(kMatVecMaxTokens * cols), rng);
     std::printf("matvec %-7s %6lldx%-5lld", typeName(type), (long long)rows, (long long)cols);
-    for (std::int64_t tokens : { std::int64_t(1), kMatVecMaxTokens }) {
+    const struct {
+        std::int64_t tokens;
+        quant_detail::MatVecKernel kernel;
+        const char* name;
+    } runs[] = { { 1, quant_detail::MatVecKernel::Simt, "simt" },
+        { 1, quant_detail::MatVecKernel::Mma, "mma" },
+        { 2, quant_detail::MatVecKernel::Simt, "simt" },
+        { 2, quant_detail::MatVecKernel::Mma, "mma" },
+        { 8, quant_detail::MatVecKernel::Simt, "simt" },
+        { 8, quant_detail::MatVecKernel::Mma, "mma" } };
+    for (const auto& run : runs) {
+        quant_detail::setMatVecKernel(run.kernel);
         const double seconds = timeInGraph(stream, [&](int i) {
             DeviceMatrix w { type, static_cast<char*>(weights) + bytes * (i % copies),
                 bytesPerRow(type, cols), rows, cols };
             return linear(
-                w, x, cols, tokens, y, rows, GemmPrecision::BFloat16, {}, nullptr, stream);
+                w, x, cols, run.tokens, y, rows, GemmPrecision::BFloat16, {}, nullptr, stream);
         });
-        std::printf("  T=%lld %7.1f GB/s (%6.2f us)", (long long)tokens, bytes / seconds * 1e-9,
-            seconds * 1e6);
+        std::printf(" T%lld %s %5.0f", (long long)run.tokens, run.name, bytes / seconds * 1e-9);
     }
-    std::printf("\n");
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+    std::printf(" GB/s\n");
     cudaFree(weights);
     cudaFree(x);
     cudaFree(y);

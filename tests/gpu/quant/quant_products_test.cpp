@@ -196,37 +196,55 @@ Error runLinear(const DeviceMatrix& w, const std::vector<std::uint8_t>& host, st
     return compare(got, std::size_t(yStride), ref, tokens, w.rows);
 }
 
+// Every kernel family (the default choice, the f32-FMA kernels and the tensor-core kernels
+// forced on every token count) on shapes that reach each code path.
 TEST_F(QuantProducts, matVecMatchesCpuForEveryType)
 {
     struct Shape {
         std::int64_t rows, cols;
         std::size_t pad; // extra bytes per row
     };
+    const struct {
+        quant_detail::MatVecKernel kernel;
+        const char* name;
+    } kernels[] = { { quant_detail::MatVecKernel::Auto, "auto" },
+        { quant_detail::MatVecKernel::Simt, "simt" }, { quant_detail::MatVecKernel::Mma, "mma" } };
     for (TensorType type : allMatrixTypes()) {
         const bool plain = tensorTypeTraits(std::uint32_t(type))->blockSize == 1;
         // 256 columns: one tile, rows not 16-byte aligned for Q3_K and Q6_K; 4608: a whole
-        // tile and a part; 2050 rows: four rows per block; 1001: the plain types' tail.
+        // tile and a part; 2050 rows: four rows per block; 96 columns (32-value types): a
+        // partial macro-block of the mma kernel; 1001: the plain types' tail.
+        // 1100 x 2048: rows 16-byte aligned for every type (the tensor-core kernel's need) and
+        // enough rows for the default choice to take it from 4 token rows on.
         std::vector<Shape> shapes { { 67, 256, 0 }, { 67, 4608, 0 }, { 2050, 256, 0 },
-            { 37, 512, 16 } };
+            { 37, 512, 16 }, { 1100, 2048, 0 } };
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize <= 32)
+            shapes.push_back({ 21, 96, 0 });
         if (plain)
             shapes.push_back({ 19, 1001, 0 });
-        Error worst;
-        for (const Shape& s : shapes) {
-            std::vector<std::uint8_t> host;
-            std::unique_ptr<DeviceBuffer> weights;
-            const DeviceMatrix w
-                = upload(type, s.rows, s.cols, bytesPerRow(type, s.cols) + s.pad, host, weights);
-            for (std::int64_t tokens = 1; tokens <= kMatVecMaxTokens; ++tokens) {
-                const Error e
-                    = runLinear(w, host, tokens, GemmPrecision::Float32, m_rng, m_cublas, m_stream);
-                EXPECT_LT(e.relative, 1e-5) << typeName(type) << " rows " << s.rows << " cols "
-                                            << s.cols << " tokens " << tokens;
-                worst.relative = std::max(worst.relative, e.relative);
-                worst.maxAbs = std::max(worst.maxAbs, e.maxAbs);
+        std::printf("matvec %-7s", typeName(type));
+        for (const auto& k : kernels) {
+            quant_detail::setMatVecKernel(k.kernel);
+            Error worst;
+            for (const Shape& s : shapes) {
+                std::vector<std::uint8_t> host;
+                std::unique_ptr<DeviceBuffer> weights;
+                const DeviceMatrix w = upload(
+                    type, s.rows, s.cols, bytesPerRow(type, s.cols) + s.pad, host, weights);
+                for (std::int64_t tokens = 1; tokens <= kMatVecMaxTokens; ++tokens) {
+                    const Error e = runLinear(
+                        w, host, tokens, GemmPrecision::Float32, m_rng, m_cublas, m_stream);
+                    EXPECT_LT(e.relative, 1e-5)
+                        << typeName(type) << " " << k.name << " rows " << s.rows << " cols "
+                        << s.cols << " tokens " << tokens;
+                    worst.relative = std::max(worst.relative, e.relative);
+                    worst.maxAbs = std::max(worst.maxAbs, e.maxAbs);
+                }
             }
+            std::printf("  %s rel %.3g abs %.3g", k.name, worst.relative, worst.maxAbs);
         }
-        std::printf("matvec %-7s worst rel %.3g  max abs %.3g\n", typeName(type), worst.relative,
-            worst.maxAbs);
+        quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+        std::printf("\n");
     }
 }
 
