@@ -185,7 +185,7 @@ int runBench(std::span<char*> args)
         double prefillSeconds = 0, ttft = 0;
         std::vector<std::int32_t> next;
         for (int b = 0; b < batch; ++b) {
-            std::vector<std::int32_t> prompt(std::size_t(promptTokens));
+            std::vector<std::int32_t> prompt(static_cast<std::size_t>(promptTokens));
             for (auto& t : prompt)
                 t = pick(rng);
             sequences.push_back(model.newSequence());

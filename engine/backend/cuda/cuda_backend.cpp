@@ -1,11 +1,716 @@
 #include "engine/backend/cuda/cuda_backend.h"
 
+#include "engine/backend/cuda/cuda_kv_store.h"
+#include "engine/backend/cuda/cuda_weights.h"
+#include "engine/backend/cuda/device_memory.h"
+#include "engine/backend/cuda/step_layout_buffer.h"
+#include "engine/model/model_description.h"
+#include "engine/models/model_weights.h"
+#include "kernels/cuda/attention/paged_attention.h"
+#include "kernels/cuda/deltanet/gated_delta_net.h"
+#include "kernels/cuda/moe/moe_experts.h"
+#include "kernels/cuda/ops/row_ops.h"
+#include "kernels/cuda/quant/quant_products.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <functional>
+#include <map>
+#include <set>
+
 namespace cw::engine {
 
-Result<std::unique_ptr<Backend>> createCudaBackend(
-    const ModelDescription&, const ModelWeights&, const CudaBackendOptions&)
+namespace cuda = kernels::cuda;
+
+namespace {
+
+constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
+constexpr std::size_t kCublasWorkspace = 32u << 20;
+
+std::string gib(std::uint64_t bytes)
 {
-    return makeError("the CUDA backend does not run models yet; use --device cpu");
+    char text[32];
+    std::snprintf(text, sizeof text, "%.2f GiB", double(bytes) / double(1ull << 30));
+    return text;
+}
+
+cuda::GemmPrecision precisionFrom(const std::string& name)
+{
+    if (name == "f32")
+        return cuda::GemmPrecision::Float32;
+    if (name == "tf32")
+        return cuda::GemmPrecision::TensorFloat32;
+    return cuda::GemmPrecision::BFloat16;
+}
+
+class CudaBackend final : public Backend {
+public:
+    CudaBackend(const ModelDescription& description, const ModelWeights& weights,
+        const CudaBackendOptions& options)
+        : m_description(description)
+        , m_hostWeights(weights)
+        , m_options(options)
+        , m_precision(precisionFrom(options.precision))
+    {
+    }
+
+    ~CudaBackend() override
+    {
+        for (auto& [key, graph] : m_graphs)
+            cudaGraphExecDestroy(graph);
+        if (m_cublas)
+            cublasDestroy(m_cublas);
+        if (m_stream)
+            cudaStreamDestroy(m_stream);
+        if (m_logitsHost)
+            cudaFreeHost(m_logitsHost);
+    }
+
+    Result<void> initialise();
+
+    std::string deviceName() const override
+    {
+        return std::string(m_prop.name) + " (cuda:" + std::to_string(m_options.device) + ")";
+    }
+    bool isGpu() const override { return true; }
+    std::string memoryPlan() const override { return m_plan; }
+    std::uint64_t peakMemoryBytes() const override { return m_arena.bytes() + m_contextBytes; }
+    KvBlockStore& kvStore() override { return *m_kv; }
+
+    Result<int> newState() override;
+    Result<int> copyState(int from) override;
+    void releaseState(int slot) override { m_stateUsed[std::size_t(slot)] = false; }
+
+    Result<void> beginStep(const BackendStep& step) override;
+    void embed() override;
+    void norm(NormSite site, bool addResidual) override;
+    void attention(int layer) override;
+    void deltaNet(int layer) override;
+    void moe(int layer) override;
+    Result<StepOutput> finishStep() override;
+
+    const StepTimers& stepTimers() const override { return m_timers; }
+    void resetStepTimers() override { m_timers.reset(); }
+
+private:
+    using Op = std::function<void()>;
+
+    Result<void> checkDevice();
+    std::size_t scratchBytes(std::int64_t rows) const;
+    Result<void> allocateBuffers();
+    void check(cudaError_t error);
+    void linear(const cuda::DeviceMatrix& w, const float* x, std::int64_t xStride,
+        std::int64_t rows, float* y, std::int64_t yStride);
+    void runOps();
+    bool runStep(); // true: the first chunk of logits was computed with the step
+    void computeLogits(std::int64_t first, std::int64_t count);
+
+    const ModelDescription& m_description;
+    const ModelWeights& m_hostWeights;
+    CudaBackendOptions m_options;
+    cuda::GemmPrecision m_precision;
+    cudaDeviceProp m_prop {};
+    std::uint64_t m_contextBytes = 0; // what the CUDA context itself took at start
+    DeviceArena m_arena;
+    CudaWeights m_w;
+    cudaStream_t m_stream = nullptr;
+    cublasHandle_t m_cublas = nullptr;
+    std::unique_ptr<CudaKvStore> m_kv;
+    cuda::PagedKv m_pagedKv;
+    std::vector<cuda::DeltaNetStates> m_states; // per DeltaNet layer
+    std::vector<bool> m_stateUsed;
+    std::size_t m_convFloats = 0, m_recurrentFloats = 0; // per slot and layer
+    std::string m_plan;
+    StepTimers m_timers;
+
+    // Sizes.
+    std::int64_t m_rowCapacity = 0;
+    std::int32_t m_sequenceCapacity = 0;
+    std::int64_t m_hidden = 0, m_qRow = 0, m_kvDim = 0, m_attnDim = 0;
+    std::int64_t m_convDim = 0, m_valueDim = 0;
+    cuda::AttentionShape m_attentionShape;
+    cuda::DeltaNetShape m_deltaShape;
+
+    // Activations and scratch.
+    float *m_hiddenRows = nullptr, *m_normedRows = nullptr, *m_deltaRows = nullptr;
+    float* m_temp = nullptr; // per-layer temporaries (attention, DeltaNet and MoE reuse it)
+    std::size_t m_tempFloats = 0;
+    float *m_logitInput = nullptr, *m_logits = nullptr;
+    int* m_nonFinite = nullptr;
+    std::int32_t* m_greedy = nullptr; // [kMatVecMaxTokens] argmax of each logit row
+    float* m_greedyValue = nullptr;
+    cuda::DeviceScratch m_scratch;
+    float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
+    StepLayoutBuffer m_layoutBuffer;
+
+    // The step in flight.
+    const BackendStep* m_step = nullptr;
+    cuda::StepLayout m_layout;
+    std::vector<Op> m_ops;
+    cudaError_t m_error = cudaSuccess;
+    bool m_decode = false;
+    std::map<int, cudaGraphExec_t> m_graphs;
+    std::set<int> m_warmed, m_noGraph;
+};
+
+Result<void> CudaBackend::checkDevice()
+{
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return makeError(std::string("no usable CUDA driver or GPU (") + cudaGetErrorString(e)
+            + "): install the NVIDIA driver for CUDA " + std::to_string(CUDART_VERSION / 1000) + "."
+            + std::to_string(CUDART_VERSION % 1000 / 10) + " or newer, or use --device cpu");
+    }
+    if (m_options.device < 0 || m_options.device >= count)
+        return makeError("cuda:" + std::to_string(m_options.device)
+            + " does not exist: this machine has " + std::to_string(count)
+            + " CUDA device(s) (clausewright-cli devices lists them); use one of "
+            + "those or --device cpu");
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    if (driver < CUDART_VERSION)
+        return makeError("the NVIDIA driver supports CUDA " + std::to_string(driver / 1000) + "."
+            + std::to_string(driver % 1000 / 10) + " but this build needs CUDA "
+            + std::to_string(CUDART_VERSION / 1000) + "."
+            + std::to_string(CUDART_VERSION % 1000 / 10)
+            + ": update the driver, or use --device cpu");
+    if (auto r = cudaSetDevice(m_options.device); r != cudaSuccess)
+        return cudaFailure("selecting cuda:" + std::to_string(m_options.device), r);
+    if (auto r = cudaGetDeviceProperties(&m_prop, m_options.device); r != cudaSuccess)
+        return cudaFailure("reading the GPU's properties", r);
+    if (m_prop.major < 8)
+        return makeError(std::string(m_prop.name) + " has compute capability "
+            + std::to_string(m_prop.major) + "." + std::to_string(m_prop.minor)
+            + "; the CUDA backend needs 8.0 or newer (A100, RTX 30xx and later). Use --device cpu");
+    return {};
+}
+
+void CudaBackend::check(cudaError_t error)
+{
+    if (error != cudaSuccess && m_error == cudaSuccess)
+        m_error = error;
+}
+
+Result<void> CudaBackend::initialise()
+{
+    if (auto ok = checkDevice(); !ok)
+        return ok;
+    const auto& hp = m_description.hparams;
+    const auto& cap = m_options.capacity;
+    std::size_t freeBefore = 0, total = 0;
+    if (auto e = cudaMemGetInfo(&freeBefore, &total); e != cudaSuccess)
+        return cudaFailure("reading the GPU's free memory", e);
+    if (auto e = cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking); e != cudaSuccess)
+        return cudaFailure("creating a CUDA stream", e);
+    if (cublasCreate(&m_cublas) != CUBLAS_STATUS_SUCCESS)
+        return makeError(
+            "cuBLAS could not start on " + std::string(m_prop.name) + "; use --device cpu");
+    cublasSetStream(m_cublas, m_stream);
+    std::size_t freeAfter = 0;
+    cudaMemGetInfo(&freeAfter, &total);
+    m_contextBytes = freeBefore > freeAfter ? freeBefore - freeAfter : 0;
+
+    // Shapes.
+    m_hidden = hp.hiddenSize;
+    m_attnDim = hp.numHeads * hp.headDim;
+    m_qRow = hp.attentionOutputGate ? 2 * m_attnDim : m_attnDim;
+    m_kvDim = hp.numKvHeads * hp.headDim;
+    m_attentionShape.heads = std::int32_t(hp.numHeads);
+    m_attentionShape.kvHeads = std::int32_t(hp.numKvHeads);
+    m_attentionShape.headDim = std::int32_t(hp.headDim);
+    m_attentionShape.ropeDim = std::int32_t(hp.ropeDim);
+    m_attentionShape.gated = hp.attentionOutputGate;
+    m_attentionShape.eps = float(hp.rmsNormEps);
+    m_deltaShape.keyHeads = std::int32_t(hp.linearNumKeyHeads);
+    m_deltaShape.valueHeads = std::int32_t(hp.linearNumValueHeads);
+    m_deltaShape.keyDim = std::int32_t(hp.linearKeyHeadDim);
+    m_deltaShape.valueDim = std::int32_t(hp.linearValueHeadDim);
+    m_deltaShape.convKernel = std::int32_t(hp.linearConvKernel);
+    m_deltaShape.valueHeadsTiled = m_description.conventions.deltaNetValueHeadsTiled;
+    m_deltaShape.eps = float(hp.rmsNormEps);
+    m_convDim = m_deltaShape.convDim();
+    m_valueDim = hp.linearNumValueHeads * hp.linearValueHeadDim;
+    m_rowCapacity = std::max<std::int64_t>(cap.maxStepRows, cap.maxSequences);
+    m_sequenceCapacity = std::max(cap.maxSequences, 1);
+
+    int attentionLayers = 0, deltaLayers = 0;
+    for (const auto& L : m_hostWeights.layers)
+        (L.kind == LayerKind::FullAttention ? attentionLayers : deltaLayers)++;
+    const std::int64_t sh = hp.sharedExpertFfnSize;
+    const std::int64_t E = hp.numExperts, K = hp.numExpertsPerToken;
+    const std::size_t attentionTemp = std::size_t(m_qRow + 2 * m_kvDim + 2 * m_attnDim);
+    const std::size_t deltaTemp
+        = deltaLayers ? std::size_t(m_convDim + 2 * m_valueDim + 2 * hp.linearNumValueHeads) : 0;
+    const std::size_t moeTemp = std::size_t(E + 2 * K + 2 * sh + m_hidden);
+    m_tempFloats = std::max({ attentionTemp, deltaTemp, moeTemp }) * std::size_t(m_rowCapacity);
+
+    // The plan, checked against the card before anything large is allocated.
+    const std::uint64_t weightBytes = deviceWeightBytes(m_hostWeights);
+    const std::size_t blockFloats
+        = std::size_t(attentionLayers) * 2 * std::size_t(cap.kvBlockTokens) * std::size_t(m_kvDim);
+    const std::uint64_t kvBytes
+        = attentionLayers ? std::uint64_t(cap.kvBlocks) * blockFloats * 4 : 0;
+    m_convFloats
+        = std::size_t(m_convDim) * std::size_t(std::max<std::int64_t>(hp.linearConvKernel - 1, 0));
+    m_recurrentFloats
+        = std::size_t(hp.linearNumValueHeads * hp.linearKeyHeadDim * hp.linearValueHeadDim);
+    const std::uint64_t stateBytes = std::uint64_t(deltaLayers) * std::uint64_t(m_sequenceCapacity)
+        * (m_convFloats + m_recurrentFloats) * 4;
+    const std::size_t scratch = scratchBytes(m_rowCapacity) + kCublasWorkspace;
+    const std::uint64_t activations = std::uint64_t(m_rowCapacity) * 3 * std::uint64_t(m_hidden) * 4
+        + m_tempFloats * 4
+        + std::uint64_t(cuda::kMatVecMaxTokens) * std::uint64_t(hp.vocabSize + m_hidden) * 4;
+    const std::uint64_t workspace = scratch + activations;
+    const std::uint64_t need = weightBytes + kvBytes + stateBytes + workspace;
+    const std::uint64_t margin = 256ull << 20;
+    const std::string parts = "weights " + gib(weightBytes) + ", KV cache " + gib(kvBytes) + " ("
+        + std::to_string(cap.kvBlocks * cap.kvBlockTokens) + " tokens), recurrent states "
+        + gib(stateBytes) + " (" + std::to_string(m_sequenceCapacity) + " sequences), workspace "
+        + gib(workspace) + " (steps of up to " + std::to_string(m_rowCapacity) + " tokens)";
+    if (need + margin > freeAfter)
+        return makeError("the model needs " + gib(need) + " on " + std::string(m_prop.name) + " ("
+            + parts + ") but only " + gib(freeAfter)
+            + " is free: use a shorter --context, fewer parallel sequences, a smaller "
+              "quantization, "
+              "or --device cpu");
+    m_plan = "GPU memory plan on " + deviceName() + ": " + parts + "; total " + gib(need) + " of "
+        + gib(total) + ", " + gib(freeAfter - need) + " left";
+
+    auto weights = uploadWeights(m_hostWeights, m_arena);
+    if (!weights)
+        return weights.error();
+    m_w = std::move(*weights);
+
+    if (attentionLayers) {
+        auto kv = m_arena.allocate(kvBytes, "the KV cache");
+        if (!kv)
+            return kv.error();
+        m_pagedKv.base = static_cast<float*>(*kv);
+        m_pagedKv.layers = attentionLayers;
+        m_pagedKv.blockTokens = cap.kvBlockTokens;
+        m_pagedKv.kvWidth = std::int32_t(m_kvDim);
+    }
+    m_kv = std::make_unique<CudaKvStore>(m_pagedKv, cap.kvBlocks, m_stream);
+    for (int l = 0; l < deltaLayers; ++l) {
+        auto conv
+            = m_arena.allocate(std::size_t(m_sequenceCapacity) * m_convFloats * 4, "conv states");
+        auto rec = m_arena.allocate(
+            std::size_t(m_sequenceCapacity) * m_recurrentFloats * 4, "recurrent states");
+        if (!conv)
+            return conv.error();
+        if (!rec)
+            return rec.error();
+        m_states.push_back({ static_cast<float*>(*conv), static_cast<float*>(*rec) });
+    }
+    m_stateUsed.assign(std::size_t(deltaLayers ? m_sequenceCapacity : 0), false);
+    if (auto r = allocateBuffers(); !r)
+        return r;
+    // A first launch proves the build has kernels for this GPU.
+    if (auto e = cuda::rmsNormRows(
+            m_hiddenRows, m_hidden, nullptr, 1, m_hidden, 1e-6f, m_normedRows, m_hidden, m_stream);
+        e != cudaSuccess)
+        return makeError(std::string("this build has no CUDA kernels for ") + m_prop.name
+            + " (compute capability " + std::to_string(m_prop.major) + "."
+            + std::to_string(m_prop.minor) + "): " + cudaGetErrorString(e)
+            + ". Rebuild with CMAKE_CUDA_ARCHITECTURES including " + std::to_string(m_prop.major)
+            + std::to_string(m_prop.minor) + ", or use --device cpu");
+    if (auto e = cudaStreamSynchronize(m_stream); e != cudaSuccess)
+        return cudaFailure("starting the GPU", e);
+    return {};
+}
+
+std::size_t CudaBackend::scratchBytes(std::int64_t rows) const
+{
+    std::size_t bytes = 0;
+    auto need = [&](std::size_t b) { bytes = std::max(bytes, b); };
+    const std::int64_t logitRows = cuda::kMatVecMaxTokens;
+    const auto& hp = m_description.hparams;
+    cuda::StepLayout capacity;
+    capacity.rows = std::int32_t(rows);
+    capacity.sequences = m_sequenceCapacity;
+    capacity.maxTokensPerSequence = std::int32_t(rows);
+    capacity.maxContext = std::int32_t(m_options.capacity.contextLength);
+    for (const auto& L : m_hostWeights.layers) {
+        if (L.kind == LayerKind::FullAttention)
+            need(cuda::pagedAttentionScratchBytes(m_attentionShape, capacity));
+        else
+            need(cuda::deltaNetScratchBytes(m_deltaShape, capacity));
+        (void)L;
+    }
+    // Matrix scratch depends on shapes only; the device copies do not exist yet, so the host
+    // weights' shapes stand in.
+    auto dense = [&](const WeightMatrix& w, std::int64_t tokens) {
+        if (!w.valid())
+            return;
+        cuda::DeviceMatrix d;
+        d.type = w.type;
+        d.rowStride = w.rowStride;
+        d.rows = w.rows;
+        d.cols = w.cols;
+        need(cuda::linearScratchBytes(d, tokens, m_precision));
+    };
+    dense(m_hostWeights.output, logitRows);
+    for (const auto& L : m_hostWeights.layers) {
+        for (const WeightMatrix* w :
+            { &L.attention.q, &L.attention.k, &L.attention.v, &L.attention.o, &L.deltaNet.qkv,
+                &L.deltaNet.z, &L.deltaNet.beta, &L.deltaNet.alpha, &L.deltaNet.out, &L.moe.router,
+                &L.moe.sharedGateProj, &L.moe.sharedUp, &L.moe.sharedDown })
+            dense(*w, rows);
+        cuda::DeviceExpertStack gate, down;
+        gate.type = L.moe.gate.view->type;
+        gate.rows = L.moe.gate.rows;
+        gate.cols = L.moe.gate.cols;
+        gate.experts = hp.numExperts;
+        down.type = L.moe.down.view->type;
+        down.rows = L.moe.down.rows;
+        down.cols = L.moe.down.cols;
+        down.experts = hp.numExperts;
+        need(cuda::routedExpertsScratchBytes(
+            rows, int(hp.numExpertsPerToken), gate, down, m_precision));
+    }
+    return bytes;
+}
+
+Result<void> CudaBackend::allocateBuffers()
+{
+    const auto& hp = m_description.hparams;
+    auto floats = [&](std::size_t n, const char* what) -> Result<float*> {
+        auto p = m_arena.allocate(n * sizeof(float), what);
+        if (!p)
+            return p.error();
+        return static_cast<float*>(*p);
+    };
+    const std::size_t rowValues = std::size_t(m_rowCapacity * m_hidden);
+    auto hidden = floats(rowValues, "the hidden state");
+    auto normed = floats(rowValues, "the normed rows");
+    auto delta = floats(rowValues, "the block outputs");
+    auto temp = floats(m_tempFloats, "the layer temporaries");
+    auto logitInput = floats(std::size_t(cuda::kMatVecMaxTokens * m_hidden), "the output rows");
+    auto logits = floats(std::size_t(cuda::kMatVecMaxTokens * hp.vocabSize), "the logits");
+    for (auto* r : { &hidden, &normed, &delta, &temp, &logitInput, &logits })
+        if (!*r)
+            return r->error();
+    m_hiddenRows = *hidden;
+    m_normedRows = *normed;
+    m_deltaRows = *delta;
+    m_temp = *temp;
+    m_logitInput = *logitInput;
+    m_logits = *logits;
+    auto counter = m_arena.allocate(sizeof(int), "the finite check");
+    if (!counter)
+        return counter.error();
+    m_nonFinite = static_cast<int*>(*counter);
+    auto greedy = m_arena.allocate(cuda::kMatVecMaxTokens * 8, "the greedy tokens");
+    if (!greedy)
+        return greedy.error();
+    m_greedy = static_cast<std::int32_t*>(*greedy);
+    m_greedyValue = reinterpret_cast<float*>(m_greedy + cuda::kMatVecMaxTokens);
+    const std::size_t scratch = scratchBytes(m_rowCapacity);
+    auto s = m_arena.allocate(scratch + kCublasWorkspace, "the products' scratch");
+    if (!s)
+        return s.error();
+    m_scratch.data = static_cast<std::byte*>(*s);
+    m_scratch.bytes = scratch;
+    cublasSetWorkspace(m_cublas, m_scratch.data + scratch, kCublasWorkspace);
+    if (auto e = cudaMallocHost(reinterpret_cast<void**>(&m_logitsHost),
+            std::size_t(cuda::kMatVecMaxTokens * (hp.vocabSize + 1)) * sizeof(float) + sizeof(int));
+        e != cudaSuccess)
+        return cudaFailure("pinned host memory for the logits", e);
+    const std::int32_t blocksPerSequence
+        = std::int32_t((m_options.capacity.contextLength + m_options.capacity.kvBlockTokens - 1)
+            / m_options.capacity.kvBlockTokens);
+    return m_layoutBuffer.allocate(std::max<std::int64_t>(m_rowCapacity, kMaxGraphBatch),
+        std::max(m_sequenceCapacity, kMaxGraphBatch), blocksPerSequence, m_arena);
+}
+
+Result<int> CudaBackend::newState()
+{
+    for (std::size_t i = 0; i < m_stateUsed.size(); ++i) {
+        if (m_stateUsed[i])
+            continue;
+        for (const auto& s : m_states) {
+            check(cudaMemsetAsync(s.conv + i * m_convFloats, 0, m_convFloats * 4, m_stream));
+            check(cudaMemsetAsync(
+                s.recurrent + i * m_recurrentFloats, 0, m_recurrentFloats * 4, m_stream));
+        }
+        m_stateUsed[i] = true;
+        return int(i);
+    }
+    return makeError("all " + std::to_string(m_stateUsed.size())
+        + " recurrent-state slots of the GPU are taken (ModelOptions::maxSequences); finish a "
+          "sequence first or load the model with more");
+}
+
+Result<int> CudaBackend::copyState(int from)
+{
+    auto slot = newState();
+    if (!slot)
+        return slot;
+    const std::size_t to = std::size_t(*slot), src = std::size_t(from);
+    for (const auto& s : m_states) {
+        check(cudaMemcpyAsync(s.conv + to * m_convFloats, s.conv + src * m_convFloats,
+            m_convFloats * 4, cudaMemcpyDeviceToDevice, m_stream));
+        check(cudaMemcpyAsync(s.recurrent + to * m_recurrentFloats,
+            s.recurrent + src * m_recurrentFloats, m_recurrentFloats * 4, cudaMemcpyDeviceToDevice,
+            m_stream));
+    }
+    return slot;
+}
+
+Result<void> CudaBackend::beginStep(const BackendStep& step)
+{
+    const std::int64_t T = std::int64_t(step.tokens.size());
+    const std::int64_t S = std::int64_t(step.sequences.size());
+    if (T > m_rowCapacity || S > std::max<std::int64_t>(m_sequenceCapacity, kMaxGraphBatch))
+        return makeError("a step of " + std::to_string(T) + " tokens over " + std::to_string(S)
+            + " sequences is more than the GPU backend was sized for ("
+            + std::to_string(m_rowCapacity) + " tokens, " + std::to_string(m_sequenceCapacity)
+            + " sequences)");
+    for (const auto& s : step.sequences)
+        if (s.pos0 + s.n > m_options.capacity.contextLength)
+            return makeError("a sequence would pass the GPU's context of "
+                + std::to_string(m_options.capacity.contextLength) + " tokens");
+    m_step = &step;
+    m_ops.clear();
+    m_error = cudaSuccess;
+    m_decode = S <= kMaxGraphBatch && T == S;
+    m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
+    ++m_timers.steps;
+    return {};
+}
+
+void CudaBackend::linear(const cuda::DeviceMatrix& w, const float* x, std::int64_t xStride,
+    std::int64_t rows, float* y, std::int64_t yStride)
+{
+    check(
+        cuda::linear(w, x, xStride, rows, y, yStride, m_precision, m_scratch, m_cublas, m_stream));
+}
+
+void CudaBackend::embed()
+{
+    m_ops.push_back([this] {
+        check(cuda::gatherRows(
+            m_w.embedding, m_layout.tokens, m_layout.rows, m_hiddenRows, m_stream));
+    });
+}
+
+void CudaBackend::norm(NormSite site, bool addResidual)
+{
+    const float* w = m_w.outputNorm;
+    if (site.kind == NormSite::Kind::LayerInput)
+        w = m_w.layers[std::size_t(site.layer)].inputNorm;
+    else if (site.kind == NormSite::Kind::PostAttention)
+        w = m_w.layers[std::size_t(site.layer)].postAttentionNorm;
+    m_ops.push_back([this, w, addResidual] {
+        check(cuda::addRmsNormRows(m_hiddenRows, addResidual ? m_deltaRows : nullptr, w,
+            m_layout.rows, m_hidden, float(m_description.hparams.rmsNormEps), m_normedRows,
+            m_stream));
+    });
+}
+
+void CudaBackend::attention(int layer)
+{
+    m_ops.push_back([this, layer] {
+        const auto& L = m_w.layers[std::size_t(layer)];
+        const int cacheLayer = m_hostWeights.layers[std::size_t(layer)].cacheIndex;
+        const std::int64_t T = m_layout.rows;
+        float* qAll = m_temp;
+        float* k = qAll + T * m_qRow;
+        float* v = k + T * m_kvDim;
+        float* q = v + T * m_kvDim;
+        float* attn = q + T * m_attnDim;
+        linear(L.q, m_normedRows, m_hidden, T, qAll, m_qRow);
+        linear(L.k, m_normedRows, m_hidden, T, k, m_kvDim);
+        linear(L.v, m_normedRows, m_hidden, T, v, m_kvDim);
+        check(cuda::attentionPrepare(qAll, m_qRow, k, v, L.qNorm, L.kNorm, m_w.ropeInvFreq,
+            m_attentionShape, m_layout, m_pagedKv, cacheLayer, q, m_stream));
+        const float scale = 1.0f / std::sqrt(float(m_attentionShape.headDim));
+        check(cuda::pagedAttention(q,
+            m_attentionShape.gated ? qAll + m_attentionShape.headDim : nullptr, m_qRow,
+            m_attentionShape, scale, m_layout, m_pagedKv, cacheLayer, attn, m_scratch, m_stream));
+        linear(L.o, attn, m_attnDim, T, m_deltaRows, m_hidden);
+    });
+}
+
+void CudaBackend::deltaNet(int layer)
+{
+    m_ops.push_back([this, layer] {
+        const auto& L = m_w.layers[std::size_t(layer)];
+        const int stateLayer = m_hostWeights.layers[std::size_t(layer)].stateIndex;
+        const std::int64_t T = m_layout.rows, nV = m_deltaShape.valueHeads;
+        float* qkv = m_temp;
+        float* z = qkv + T * m_convDim;
+        float* beta = z + T * m_valueDim;
+        float* alpha = beta + T * nV;
+        float* core = alpha + T * nV;
+        linear(L.qkv, m_normedRows, m_hidden, T, qkv, m_convDim);
+        linear(L.z, m_normedRows, m_hidden, T, z, m_valueDim);
+        linear(L.beta, m_normedRows, m_hidden, T, beta, nV);
+        linear(L.alpha, m_normedRows, m_hidden, T, alpha, nV);
+        check(cuda::gatedDeltaNet(qkv, alpha, beta, z, L.conv, L.dtBias, L.negA, L.deltaNorm,
+            m_deltaShape, m_layout, m_states[std::size_t(stateLayer)], core, m_scratch, m_stream));
+        linear(L.out, core, m_valueDim, T, m_deltaRows, m_hidden);
+    });
+}
+
+void CudaBackend::moe(int layer)
+{
+    m_ops.push_back([this, layer] {
+        const auto& hp = m_description.hparams;
+        const auto& L = m_w.layers[std::size_t(layer)];
+        const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
+        const int K = int(hp.numExpertsPerToken);
+        const bool renormalise = hp.architecture == Architecture::Qwen35Moe || hp.normTopkProb;
+        float* logits = m_temp;
+        float* weights = logits + T * E;
+        auto* ids = reinterpret_cast<std::int32_t*>(weights + T * K);
+        float* sharedGate = reinterpret_cast<float*>(ids + T * K);
+        float* sharedUp = sharedGate + T * sh;
+        float* sharedDown = sharedUp + T * sh;
+        linear(L.router, m_normedRows, m_hidden, T, logits, E);
+        check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
+        check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
+            m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
+        if (L.sharedGate) {
+            linear(L.sharedGateProj, m_normedRows, m_hidden, T, sharedGate, sh);
+            linear(L.sharedUp, m_normedRows, m_hidden, T, sharedUp, sh);
+            check(cuda::siluMul(sharedUp, sharedGate, T * sh, m_stream));
+            linear(L.sharedDown, sharedUp, sh, T, sharedDown, m_hidden);
+            check(cuda::addGatedSharedExpert(
+                m_normedRows, L.sharedGate, sharedDown, T, m_hidden, m_deltaRows, m_stream));
+        }
+    });
+}
+
+void CudaBackend::computeLogits(std::int64_t first, std::int64_t count)
+{
+    check(cuda::gatherF32Rows(
+        m_normedRows, m_layoutBuffer.logitRows() + first, count, m_hidden, m_logitInput, m_stream));
+    linear(m_w.output, m_logitInput, m_hidden, count, m_logits, m_description.hparams.vocabSize);
+    check(cuda::countNonFinite(
+        m_logits, count * m_description.hparams.vocabSize, m_nonFinite, m_stream));
+    check(cuda::argmaxRows(
+        m_logits, count, m_description.hparams.vocabSize, m_greedy, m_greedyValue, m_stream));
+}
+
+void CudaBackend::runOps()
+{
+    check(cudaMemsetAsync(m_nonFinite, 0, sizeof(int), m_stream));
+    for (const auto& op : m_ops)
+        op();
+    check(cuda::countNonFinite(
+        m_hiddenRows, std::int64_t(m_layout.rows) * m_hidden, m_nonFinite, m_stream));
+}
+
+bool CudaBackend::runStep()
+{
+    check(m_layoutBuffer.upload(m_stream));
+    const int key = m_layout.rows;
+    const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == key
+        && key <= cuda::kMatVecMaxTokens;
+    if (!graphable) {
+        runOps();
+        return false;
+    }
+    auto eager = [&] {
+        runOps();
+        computeLogits(0, key);
+        return true;
+    };
+    if (m_noGraph.count(key))
+        return eager();
+    auto found = m_graphs.find(key);
+    if (found == m_graphs.end()) {
+        if (!m_warmed.count(key)) { // the first step of a size runs eagerly: modules load
+            m_warmed.insert(key);
+            return eager();
+        }
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        bool captured
+            = cudaStreamBeginCapture(m_stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+        if (captured) {
+            const cudaError_t before = m_error;
+            runOps();
+            computeLogits(0, key);
+            captured = cudaStreamEndCapture(m_stream, &graph) == cudaSuccess && m_error == before
+                && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
+            m_error = before;
+            if (graph)
+                cudaGraphDestroy(graph);
+        }
+        if (!captured) { // a kernel that cannot be captured: this size stays eager
+            cudaGetLastError();
+            m_noGraph.insert(key);
+            return eager();
+        }
+        found = m_graphs.emplace(key, exec).first;
+    }
+    check(cudaGraphLaunch(found->second, m_stream));
+    return true;
+}
+
+Result<StepOutput> CudaBackend::finishStep()
+{
+    const auto& hp = m_description.hparams;
+    const std::int64_t rows = std::int64_t(m_step->logitRows.size()), V = hp.vocabSize;
+    const bool wantLogits = m_step->wantLogits;
+    StepOutput out;
+    if (wantLogits)
+        out.logits.resize(std::size_t(rows * V));
+    out.greedy.resize(std::size_t(rows));
+    const bool graphed = runStep();
+    int bad = 0;
+    // Logits leave the device kMatVecMaxTokens rows at a time (the pinned staging buffer).
+    for (std::int64_t first = 0; first < rows; first += cuda::kMatVecMaxTokens) {
+        const std::int64_t n = std::min<std::int64_t>(cuda::kMatVecMaxTokens, rows - first);
+        if (!(graphed && first == 0))
+            computeLogits(first, n);
+        std::byte* staging = reinterpret_cast<std::byte*>(m_logitsHost);
+        const std::size_t logitBytes = wantLogits ? std::size_t(n * V) * sizeof(float) : 0;
+        if (wantLogits)
+            check(cudaMemcpyAsync(staging, m_logits, logitBytes, cudaMemcpyDeviceToHost, m_stream));
+        check(cudaMemcpyAsync(
+            staging + logitBytes, m_greedy, std::size_t(n) * 4, cudaMemcpyDeviceToHost, m_stream));
+        check(cudaMemcpyAsync(staging + logitBytes + std::size_t(n) * 4, m_nonFinite, sizeof(int),
+            cudaMemcpyDeviceToHost, m_stream));
+        check(cudaStreamSynchronize(m_stream));
+        if (m_error != cudaSuccess)
+            break;
+        if (wantLogits)
+            std::memcpy(out.logits.data() + first * V, staging, logitBytes);
+        std::memcpy(out.greedy.data() + first, staging + logitBytes, std::size_t(n) * 4);
+        std::memcpy(&bad, staging + logitBytes + std::size_t(n) * 4, sizeof(int));
+        if (bad)
+            break;
+    }
+    m_step = nullptr;
+    if (m_error != cudaSuccess) {
+        const cudaError_t e = m_error;
+        m_error = cudaSuccess;
+        cudaGetLastError();
+        return cudaFailure("the forward step failed on " + deviceName(), e);
+    }
+    if (bad)
+        return makeError("the forward pass produced NaN or Inf in the hidden state or the logits "
+                         "(on the GPU; the CPU backend names the layer)");
+    return out;
+}
+
+} // namespace
+
+Result<std::unique_ptr<Backend>> createCudaBackend(const ModelDescription& description,
+    const ModelWeights& weights, const CudaBackendOptions& options)
+{
+    auto backend = std::make_unique<CudaBackend>(description, weights, options);
+    if (auto ok = backend->initialise(); !ok)
+        return ok.error();
+    return std::unique_ptr<Backend>(std::move(backend));
 }
 
 } // namespace cw::engine
