@@ -226,6 +226,7 @@ Result<void> CudaBackend::initialise()
     m_attentionShape.ropeDim = std::int32_t(hp.ropeDim);
     m_attentionShape.gated = hp.attentionOutputGate;
     m_attentionShape.eps = float(hp.rmsNormEps);
+    m_attentionShape.exactPrefill = m_precision == cuda::GemmPrecision::Float32;
     m_deltaShape.keyHeads = std::int32_t(hp.linearNumKeyHeads);
     m_deltaShape.valueHeads = std::int32_t(hp.linearNumValueHeads);
     m_deltaShape.keyDim = std::int32_t(hp.linearKeyHeadDim);

@@ -23,6 +23,9 @@ struct AttentionShape {
     std::int32_t ropeDim = 0; // rotary values per head (<= hd; the first ropeDim rotate)
     bool gated = false; // q rows hold [query hd][gate hd] per head
     float eps = 1e-6f; // q/k RMSNorm
+    // Prefill on f32 FMA tiles instead of bf16 tensor cores: the reference the tests compare
+    // (GemmPrecision::Float32); decode is f32 either way.
+    bool exactPrefill = false;
 };
 
 // Per token row t (layout.rows rows):

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <cublas_v2.h>
 #include <library_types.h>
 
@@ -130,7 +132,18 @@ cudaError_t gemm(const DeviceMatrix& w, const float* x, std::int64_t xStride, st
 namespace quant_detail {
 
 namespace {
-MatVecKernel g_matVecKernel = MatVecKernel::Auto;
+// CW_CUDA_MATVEC=simt|mma pins the kernel family for a whole process (diagnosis on a user's
+// card, and A/B runs of the benchmark); unset: chosen per call.
+MatVecKernel kernelFromEnvironment()
+{
+    const char* v = std::getenv("CW_CUDA_MATVEC");
+    if (v && std::strcmp(v, "simt") == 0)
+        return MatVecKernel::Simt;
+    if (v && std::strcmp(v, "mma") == 0)
+        return MatVecKernel::Mma;
+    return MatVecKernel::Auto;
+}
+MatVecKernel g_matVecKernel = kernelFromEnvironment();
 }
 
 void setMatVecKernel(MatVecKernel kernel)
