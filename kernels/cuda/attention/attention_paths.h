@@ -1,8 +1,9 @@
 #pragma once
 
-// The two ways pagedAttention() runs, one per file: flash-decoding for steps of one token per
+// The ways pagedAttention() runs, one per file: flash-decoding for steps of one token per
 // sequence (decode_attention.cu), tiled tensor-core attention for the rest
-// (prefill_attention.cu). paged_attention.cu picks one.
+// (prefill_attention.cu), or tiled f32 attention for the rest when the shape asks for
+// exactPrefill (exact_prefill_attention.cu). paged_attention.cu picks one.
 
 #include "kernels/cuda/attention/paged_attention.h"
 
@@ -32,5 +33,10 @@ std::size_t prefillScratchBytes(const AttentionShape& shape, const StepLayout& l
 cudaError_t launchPrefillAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
     float* out, DeviceScratch scratch, cudaStream_t stream);
+
+// Exact prefill reads the keys and values from the paged cache itself: no scratch.
+cudaError_t launchExactPrefillAttention(const float* q, const float* gate, std::int64_t gateStride,
+    const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
+    float* out, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda::attention_detail

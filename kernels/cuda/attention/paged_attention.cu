@@ -1,5 +1,6 @@
 // pagedAttention: decode steps (one token per sequence) take flash-decoding, every other
-// step the tensor-core kernel, which handles sequences of one token among longer ones too.
+// step the tensor-core kernel, or the f32 one when the shape asks for exactPrefill; both
+// handle sequences of one token among longer ones too.
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
 
@@ -31,6 +32,9 @@ cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateS
     if (decodeStep(layout))
         return attention_detail::launchDecodeAttention(
             q, gate, gateStride, shape, scale, layout, kv, layer, out, scratch, stream);
+    if (shape.exactPrefill)
+        return attention_detail::launchExactPrefillAttention(
+            q, gate, gateStride, shape, scale, layout, kv, layer, out, stream);
     return attention_detail::launchPrefillAttention(
         q, gate, gateStride, shape, scale, layout, kv, layer, out, scratch, stream);
 }
@@ -39,8 +43,9 @@ std::size_t pagedAttentionScratchBytes(const AttentionShape& shape, const StepLa
 {
     if (layout.rows <= 0 || layout.sequences <= 0 || shape.kvHeads <= 0 || shape.heads <= 0)
         return 0;
-    return decodeStep(layout) ? attention_detail::decodeScratchBytes(shape, layout)
-                              : attention_detail::prefillScratchBytes(shape, layout);
+    if (decodeStep(layout))
+        return attention_detail::decodeScratchBytes(shape, layout);
+    return shape.exactPrefill ? 0 : attention_detail::prefillScratchBytes(shape, layout);
 }
 
 } // namespace cw::kernels::cuda

@@ -9,10 +9,9 @@
 
 #include "kernels/cuda/cuda_step.h"
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cuda_runtime_api.h>
 
 namespace cw::kernels::cuda {
 
@@ -46,7 +45,8 @@ cudaError_t attentionPrepare(const float* qAll, std::int64_t qAllStride, const f
 // When `gate` is not null (gated output), head h of row t is multiplied element-wise by
 // sigmoid(gate[t * gateStride + h * 2 * hd + i]) — pass qAll + hd and qAllStride.
 // out: [T][nH * hd]. Decode steps (one token per sequence) split each sequence's keys over
-// several blocks (flash-decoding) and combine; prefill steps tile queries and keys.
+// several blocks (flash-decoding) and combine; prefill steps tile queries and keys (bf16
+// tensor cores, or f32 FMAs with shape.exactPrefill).
 cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
     float* out, DeviceScratch scratch, cudaStream_t stream);
@@ -55,7 +55,8 @@ cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateS
 // (a few MB). Other steps: the keys and values the step's sequences see, staged as bf16 for
 // the tensor cores, 2 x sequences x kvHeads x maxContext x (hd rounded up to 64, 128 or 256)
 // x 2 bytes (56 MB for one 28k-token Qwen3.6 sequence): keep maxContext of prefill layouts
-// near the real contexts.
+// near the real contexts. With shape.exactPrefill, other steps need none (f32 tiles read the
+// cache itself).
 std::size_t pagedAttentionScratchBytes(const AttentionShape& shape, const StepLayout& layout);
 
 } // namespace cw::kernels::cuda

@@ -1,7 +1,8 @@
 // paged_attention_bench: decode attention time and GB/s of cache read at contexts 512, 8192
 // and 28672 for batches of 1 and 32 (replayed from a captured CUDA graph, as the engine
 // runs decode steps), and prefill attention TFLOP/s for one sequence of 8192 and 28672
-// tokens, for the Qwen3.6 and Qwen3 attention shapes. Prints figures; not a test.
+// tokens (and of 700 and 8192 on the exact f32 path), for the Qwen3.6 and Qwen3 attention
+// shapes. Prints figures; not a test.
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
 
@@ -200,11 +201,13 @@ void decodeFigure(const Shape& shape, int batch, int context, bool staged, cudaS
     g_summary.push_back(line);
 }
 
-void prefillFigure(const Shape& shape, int tokens, int blocksPerSm, cudaStream_t stream)
+void prefillFigure(
+    const Shape& shape, int tokens, int blocksPerSm, cudaStream_t stream, bool exact = false)
 {
     cw::kernels::cuda::attention_detail::usePrefillBlocksPerSm(blocksPerSm);
     BenchStep step(1, 0, tokens);
-    const AttentionShape a = attentionShape(shape);
+    AttentionShape a = attentionShape(shape);
+    a.exactPrefill = exact;
     const int kvWidth = shape.kvHeads * shape.headDim;
     const std::size_t cacheFloats
         = step.blocks() * 2 * BenchStep::kBlockTokens * std::size_t(kvWidth);
@@ -231,12 +234,12 @@ void prefillFigure(const Shape& shape, int tokens, int blocksPerSm, cudaStream_t
     const double ms = t.ms() / reps;
     // Causal: query i sees i + 1 keys; 2 FLOP per multiply-add, QK^T and PV.
     const double flop = 4.0 * shape.headDim * shape.heads * (double(tokens) * (tokens + 1) / 2.0);
+    const char* kind = exact ? "exact" : blocksPerSm == 1 ? "1 blk/SM" : "default";
     char line[200];
     std::snprintf(line, sizeof line,
         "prefill %-8s %-8s tokens %5d: %8.2f ms, %6.1f TFLOP/s effective (%.2f TFLOP; staging %zu "
         "MB)",
-        shape.name, blocksPerSm == 1 ? "1 blk/SM" : "default", tokens, ms,
-        flop / (ms * 1e-3) / 1e12, flop / 1e12, scratchBytes >> 20);
+        shape.name, kind, tokens, ms, flop / (ms * 1e-3) / 1e12, flop / 1e12, scratchBytes >> 20);
     std::puts(line);
     g_summary.push_back(line);
 }
@@ -265,6 +268,8 @@ int main()
             if (blocks == 0 || shape.headDim <= 128)
                 for (const int tokens : { 8192, 28672 })
                     prefillFigure(shape, tokens, blocks, stream);
+        for (const int tokens : { 700, 8192 })
+            prefillFigure(shape, tokens, 0, stream, true);
     }
     std::fflush(stdout);
     std::puts("---- summary");

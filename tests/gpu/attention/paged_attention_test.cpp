@@ -1,5 +1,6 @@
 // pagedAttention on the device against the CPU's attention over the same paged cache:
-// decode (f32 flash-decoding, 1e-5), prefill and mixed steps (bf16 tensor cores, 1e-2).
+// decode (f32 flash-decoding, 1e-5), prefill and mixed steps (bf16 tensor cores, 1e-2; f32
+// tiles with AttentionShape::exactPrefill, 1e-5).
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
@@ -19,6 +20,9 @@ struct AttentionCase {
     bool gated;
     int blockTokens;
 };
+
+// Which kernel prefill and mixed steps take (decode steps are f32 either way).
+enum class PrefillPath { TensorCores, ExactF32 };
 
 std::string caseName(const AttentionCase& c)
 {
@@ -72,7 +76,8 @@ std::vector<float> cpuAttention(const HostPagedKv& kv, const std::vector<StepSeq
 
 // Runs pagedAttention for `seqs` and returns its error against the CPU.
 void checkAttention(const AttentionCase& c, const std::vector<StepSequence>& seqs, int maxContext,
-    double tolerance, const char* what, std::uint32_t seed)
+    double tolerance, const char* what, std::uint32_t seed,
+    PrefillPath path = PrefillPath::TensorCores)
 {
     SCOPED_TRACE(std::string(what) + " " + caseName(c));
     std::mt19937 rng(seed);
@@ -101,7 +106,11 @@ void checkAttention(const AttentionCase& c, const std::vector<StepSequence>& seq
     shape.headDim = hd;
     shape.ropeDim = hd;
     shape.gated = c.gated;
+    shape.exactPrefill = path == PrefillPath::ExactF32;
     const std::size_t scratchBytes = pagedAttentionScratchBytes(shape, step.layout);
+    if (shape.exactPrefill && step.layout.maxTokensPerSequence > 1) {
+        EXPECT_EQ(scratchBytes, 0u); // the f32 tiles read the cache itself
+    }
     CW_CUDA_OK(dScratch.allocate(scratchBytes));
     CW_CUDA_OK(dScratch.poison());
     PagedKv pagedKv { dCache.get(), kv.layers, kv.blockTokens, kv.kvWidth };
@@ -199,6 +208,47 @@ TEST(PagedAttention, mixedStepMatchesCpu)
     for (const auto& c : kModelCases)
         checkAttention(c, seqs, 1024, 1e-2, "mixed", 31);
     checkAttention(kSmallCases[1], seqs, 1024, 1e-2, "mixed", 32);
+}
+
+// Exact prefill: head dims 16, 64, 128 and 256, gated and not, groups of 1, 2, 4 and 8 query
+// heads (a block's rows are the group's heads of consecutive tokens), blocks of 5, 8, 12 and
+// 16 positions.
+const AttentionCase kExactCases[] = { { 16, 2, 256, true, 16 }, { 16, 2, 256, false, 16 },
+    { 32, 4, 128, false, 16 }, { 8, 4, 128, true, 12 }, { 4, 4, 64, false, 12 },
+    { 16, 4, 64, true, 16 }, { 2, 1, 16, false, 5 }, { 4, 2, 16, true, 8 } };
+
+TEST(PagedAttention, exactPrefillOfPromptMatchesCpu)
+{
+    // A 700-token prompt alone, as the model's f32 reference mode runs it.
+    const std::vector<StepSequence> prompt = { { 0, 700 } };
+    for (const auto& c : kExactCases)
+        checkAttention(c, prompt, 700, 1e-5, "exact prefill", 41, PrefillPath::ExactF32);
+}
+
+TEST(PagedAttention, exactPrefillOfChunksAfterCachedPositionsMatchesCpu)
+{
+    // Chunks that attend to earlier cached positions (300 after 700, 17 after 40: neither on a
+    // tile boundary) beside a prompt of one tile and a key.
+    const std::vector<StepSequence> seqs = { { 700, 300 }, { 40, 17 }, { 0, 65 } };
+    for (const auto& c : kExactCases)
+        checkAttention(c, seqs, 1024, 1e-5, "exact chunks", 42, PrefillPath::ExactF32);
+}
+
+TEST(PagedAttention, exactMixedStepMatchesCpu)
+{
+    // Two sequences decode (one token at positions 999 and 16) beside two prefill chunks, the
+    // second of which attends to 250 cached positions.
+    const std::vector<StepSequence> seqs = { { 999, 1 }, { 16, 1 }, { 0, 129 }, { 250, 50 } };
+    for (const auto& c : kExactCases)
+        checkAttention(c, seqs, 1024, 1e-5, "exact mixed", 43, PrefillPath::ExactF32);
+}
+
+TEST(PagedAttention, exactPrefillMatchesCpuForSmallHeads)
+{
+    // Head dims 48, 32 and 160 pad to 64 and 192; 12 query heads per KV head.
+    for (const auto& c : kSmallCases)
+        checkAttention(
+            c, kPrefillSequences, 1024, 1e-5, "exact prefill", 44, PrefillPath::ExactF32);
 }
 
 TEST(PagedAttention, emptyStepDoesNothing)
