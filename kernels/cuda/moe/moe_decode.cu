@@ -8,6 +8,7 @@
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
+#include "kernels/cuda/quant/mat_vec_int8.cuh"
 
 #include <climits>
 
@@ -193,6 +194,187 @@ struct DownLaunch {
     }
 };
 
+// The integer products (GemmPrecision other than Float32): x quantized once per token row,
+// h once per pair, both in two int8 planes (int_dot.cuh): with one plane the silu(gate) * up
+// products amplified int8's ~0.5 % to ~1 % against the CPU's f32 products.
+constexpr int kIntPlanes = 2;
+constexpr int kIntGateUpRows = 4; // gate and up rows per block (8 dot products)
+constexpr int kIntDownRows = 4; // output values per block
+constexpr int kIntMaxK = 32;
+constexpr int kIntDownMaxThreads = 256; // k choices x seg threads (launch bound: no spills)
+
+// blockIdx.y: pair p; rows r0.. of the chosen expert's gate and up, read in the same pass over
+// x[token(p)]: h[p][r] = silu(gate . x) * (up . x).
+template <TensorType Type>
+__global__ void __launch_bounds__(32 * int_dot::kMaxWarps)
+    intGateUpKernel(quant_detail::QuantizedRows x, std::int64_t hidden, const std::int32_t* ids,
+        int k, DeviceExpertStack gate, DeviceExpertStack up, float* h)
+{
+    constexpr int R = kIntGateUpRows;
+    const std::int64_t p = blockIdx.y, ffn = gate.rows;
+    const std::int64_t r0 = std::int64_t(blockIdx.x) * R;
+    const int e = ids[p];
+    const std::int64_t t = p / k;
+    const std::uint8_t* rowPtr[2 * R];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const std::int64_t r = r0 + i < ffn ? r0 + i : ffn - 1;
+        rowPtr[i] = expertRow(gate, e, r);
+        rowPtr[R + i] = expertRow(up, e, r);
+    }
+    float acc[2 * R][1];
+#pragma unroll
+    for (int i = 0; i < 2 * R; ++i)
+        acc[i][0] = 0.0f;
+    int_dot::accumulateUnits<Type, 1, 2 * R, kIntPlanes>(rowPtr,
+        hidden / int_dot::Unit<Type>::kValues, hidden, x.q + t * kIntPlanes * hidden,
+        x.s + t * (hidden / 32), acc, int(threadIdx.x), int(blockDim.x));
+    float v[2 * R];
+#pragma unroll
+    for (int i = 0; i < 2 * R; ++i)
+        v[i] = acc[i][0];
+    __shared__ float total[2 * R];
+    int_dot::blockSums<2 * R>(v, total);
+    if (int(threadIdx.x) < R && r0 + threadIdx.x < ffn)
+        h[p * ffn + r0 + threadIdx.x] = total[R + threadIdx.x] * silu(total[threadIdx.x]);
+}
+
+// Block (values c0.., token t): `seg` threads per choice, choices in ascending expert order,
+// each segment dotting its choice's down rows with h[pair]; then out[t][c] = sum over the
+// ranks of weight * dot, in ascending expert order.
+template <TensorType Type>
+__global__ void __launch_bounds__(kIntDownMaxThreads)
+    intDownKernel(quant_detail::QuantizedRows h, const std::int32_t* ids, const float* weights,
+        int k, DeviceExpertStack down, float* out, int seg)
+{
+    constexpr int R = kIntDownRows;
+    __shared__ int choiceAt[kIntMaxK];
+    __shared__ float part[kIntMaxK][R];
+    const std::int64_t t = blockIdx.y, hidden = down.rows, ffn = down.cols;
+    const std::int64_t c0 = std::int64_t(blockIdx.x) * R;
+    if (int(threadIdx.x) < k) {
+        const int j = int(threadIdx.x);
+        const std::int32_t e = ids[t * k + j];
+        int rank = 0;
+        for (int i = 0; i < k; ++i) {
+            const std::int32_t other = ids[t * k + i];
+            rank += other < e || (other == e && i < j);
+        }
+        choiceAt[rank] = j;
+    }
+    __syncthreads();
+    const int s = int(threadIdx.x) / seg, lane = int(threadIdx.x) % seg;
+    float acc[R][1];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        acc[r][0] = 0.0f;
+    if (s < k) {
+        const std::int64_t p = t * k + choiceAt[s];
+        const int e = ids[p];
+        const std::uint8_t* rowPtr[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            rowPtr[r] = expertRow(down, e, c0 + r < hidden ? c0 + r : hidden - 1);
+        int_dot::accumulateUnits<Type, 1, R, kIntPlanes>(rowPtr, ffn / int_dot::Unit<Type>::kValues,
+            ffn, h.q + p * kIntPlanes * ffn, h.s + p * (ffn / 32), acc, lane, seg);
+    }
+    // Segments are aligned groups of `seg` (a power of two up to 32) lanes of one warp.
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        for (int o = seg / 2; o > 0; o >>= 1)
+            acc[r][0] += __shfl_xor_sync(0xFFFFFFFFu, acc[r][0], o);
+    if (s < k && lane == 0)
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            part[s][r] = acc[r][0];
+    __syncthreads();
+    if (int(threadIdx.x) < R && c0 + threadIdx.x < hidden) {
+        float v = 0.0f;
+        for (int i = 0; i < k; ++i)
+            v += weights[t * k + choiceAt[i]] * part[i][threadIdx.x];
+        out[t * hidden + c0 + threadIdx.x] = v;
+    }
+}
+
+// Threads per choice in intDownKernel: one per unit of a down row up to a warp.
+int intDownSegment(TensorType type, std::int64_t ffn)
+{
+    const std::int64_t units = ffn / int_dot::unitValues(type);
+    if (units >= 32)
+        return units % 32 == 0 ? 32 : 0;
+    return units > 0 && 32 % units == 0 ? int(units) : 0;
+}
+
+struct IntGateUpLaunch {
+    const quant_detail::QuantizedRows& x;
+    std::int64_t tokens;
+    const std::int32_t* ids;
+    int k;
+    const DeviceExpertStack& gate;
+    const DeviceExpertStack& up;
+    float* h;
+    cudaStream_t stream;
+    bool& launched;
+    template <TensorType Type> void operator()() const
+    {
+        if constexpr (int_dot::kHasUnit<Type>) {
+            const dim3 grid(
+                unsigned((gate.rows + kIntGateUpRows - 1) / kIntGateUpRows), unsigned(tokens * k));
+            const int threads
+                = 32 * int_dot::warpsForUnits(gate.cols / int_dot::Unit<Type>::kValues);
+            intGateUpKernel<Type><<<grid, threads, 0, stream>>>(x, gate.cols, ids, k, gate, up, h);
+            launched = true;
+        }
+    }
+};
+
+struct IntDownLaunch {
+    const quant_detail::QuantizedRows& h;
+    std::int64_t tokens;
+    const std::int32_t* ids;
+    const float* weights;
+    int k;
+    const DeviceExpertStack& down;
+    float* out;
+    cudaStream_t stream;
+    bool& launched;
+    template <TensorType Type> void operator()() const
+    {
+        if constexpr (int_dot::kHasUnit<Type>) {
+            const int seg = intDownSegment(Type, down.cols);
+            const int threads = (k * seg + 31) / 32 * 32;
+            const dim3 grid(
+                unsigned((down.rows + kIntDownRows - 1) / kIntDownRows), unsigned(tokens));
+            intDownKernel<Type><<<grid, threads, 0, stream>>>(h, ids, weights, k, down, out, seg);
+            launched = true;
+        }
+    }
+};
+
+bool intStackSupported(const DeviceExpertStack& s)
+{
+    return quant_detail::intDotSupports(s.type, s.cols, s.data, s.rowStride)
+        && quant_detail::intDotSupports(s.type, s.cols, s.data, s.expertStride);
+}
+
+// Scratch of the integer path: h in f32, then the quantized x and h.
+struct IntLayout {
+    float* h;
+    std::byte* x;
+    std::byte* hq;
+    std::size_t bytes;
+};
+
+IntLayout intLayout(
+    std::byte* base, std::int64_t tokens, int k, std::int64_t ffn, std::int64_t hidden)
+{
+    const std::size_t hBytes = (decodeScratchBytes(tokens, k, ffn) + 255) / 256 * 256;
+    const std::size_t xBytes = quant_detail::quantizedRowsBytes(tokens, hidden, kIntPlanes);
+    const std::size_t hqBytes = quant_detail::quantizedRowsBytes(tokens * k, ffn, kIntPlanes);
+    return { reinterpret_cast<float*>(base), base ? base + hBytes : nullptr,
+        base ? base + hBytes + xBytes : nullptr, hBytes + xBytes + hqBytes };
+}
+
 } // namespace
 
 std::size_t decodeScratchBytes(std::int64_t tokens, int k, std::int64_t ffn)
@@ -220,6 +402,51 @@ cudaError_t routedExpertsDecodeDirect(const float* x, std::int64_t tokens, const
     if (!known
         || !dispatchMatrixType(
             down.type, DownLaunch { h, tokens, ids, weights, k, down, out, stream }))
+        return cudaErrorInvalidValue;
+    return cudaGetLastError();
+}
+
+bool intDecodeSupports(std::int64_t tokens, int k, const DeviceExpertStack& gate,
+    const DeviceExpertStack& up, const DeviceExpertStack& down)
+{
+    return tokens >= 1 && k >= 1 && k <= kIntMaxK && gate.type == up.type && intStackSupported(gate)
+        && intStackSupported(up) && intStackSupported(down) && gate.cols % 32 == 0
+        && down.cols % 32 == 0 && intDownSegment(down.type, down.cols) > 0
+        && k * intDownSegment(down.type, down.cols) <= kIntDownMaxThreads;
+}
+
+std::size_t intDecodeScratchBytes(std::int64_t tokens, int k, std::int64_t ffn, std::int64_t hidden)
+{
+    return intLayout(nullptr, tokens, k, ffn, hidden).bytes;
+}
+
+cudaError_t routedExpertsDecodeInt8(const float* x, std::int64_t tokens, const std::int32_t* ids,
+    const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
+    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream)
+{
+    if (!intDecodeSupports(tokens, k, gate, up, down))
+        return cudaErrorNotSupported;
+    const std::int64_t ffn = gate.rows, hidden = gate.cols;
+    const IntLayout l = intLayout(scratch.data, tokens, k, ffn, hidden);
+    if (scratch.bytes < l.bytes || (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) != 0)
+        return cudaErrorInvalidValue;
+    quant_detail::QuantizedRows xq, hq;
+    cudaError_t err
+        = quant_detail::quantizeRows(x, hidden, tokens, hidden, kIntPlanes, l.x, xq, stream);
+    if (err != cudaSuccess)
+        return err;
+    bool launched = false;
+    dispatchMatrixType(
+        gate.type, IntGateUpLaunch { xq, tokens, ids, k, gate, up, l.h, stream, launched });
+    if (!launched)
+        return cudaErrorInvalidValue;
+    err = quant_detail::quantizeRows(l.h, ffn, tokens * k, ffn, kIntPlanes, l.hq, hq, stream);
+    if (err != cudaSuccess)
+        return err;
+    launched = false;
+    dispatchMatrixType(
+        down.type, IntDownLaunch { hq, tokens, ids, weights, k, down, out, stream, launched });
+    if (!launched)
         return cudaErrorInvalidValue;
     return cudaGetLastError();
 }

@@ -2,6 +2,10 @@
 // always replays the same path) and lays out the scratch of the grouped paths.
 #include "kernels/cuda/moe/moe_paths.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
 namespace cw::kernels::cuda {
 namespace moe {
 namespace {
@@ -24,6 +28,25 @@ bool groupable(
 bool tileable(const DeviceExpertStack& gate, const DeviceExpertStack& down)
 {
     return gate.cols % 32 == 0 && down.cols % 32 == 0;
+}
+
+// CW_CUDA_MOE=direct turns the integer decode products off for the whole process (diagnosis,
+// A/B runs); unset or anything else: on where they can run.
+bool intDecodeAllowed()
+{
+    static const bool allowed = [] {
+        const char* v = std::getenv("CW_CUDA_MOE");
+        return !(v && std::strcmp(v, "direct") == 0);
+    }();
+    return allowed;
+}
+
+bool usesIntDecode(std::int64_t tokens, int k, const DeviceExpertStack& gate,
+    const DeviceExpertStack& up, const DeviceExpertStack& down, GemmPrecision precision)
+{
+    // Float32 is the exact reference and keeps the f32 kernels.
+    return precision != GemmPrecision::Float32 && tokens <= kDecodeMaxTokens && intDecodeAllowed()
+        && intDecodeSupports(tokens, k, gate, up, down);
 }
 
 } // namespace
@@ -87,6 +110,10 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
         return cudaErrorInvalidValue;
     // Direct rather than staged rows: on the H200 staging was no faster (30.1 vs 31.3 us for one
     // token), dequant8's arithmetic and not the loads bounds decode.
+    if (moe::usesIntDecode(tokens, k, gate, up, down, precision)
+        && scratch.bytes >= moe::intDecodeScratchBytes(tokens, k, gate.rows, gate.cols))
+        return moe::routedExpertsDecodeInt8(
+            x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
     if (tokens <= moe::kDecodeMaxTokens || !moe::groupable(gate, up, down))
         return moe::routedExpertsDecodeDirect(
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
@@ -103,13 +130,16 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
 std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,
     const DeviceExpertStack& down, GemmPrecision precision)
 {
-    const std::size_t decode = moe::decodeScratchBytes(tokens, k, gate.rows);
+    std::size_t decode = moe::decodeScratchBytes(tokens, k, gate.rows);
+    // The integer decode path's need, whatever the types (the stacks here carry no data): a
+    // little more than the f32 hidden rows.
+    if (precision != GemmPrecision::Float32 && tokens <= moe::kDecodeMaxTokens && gate.cols > 0)
+        decode = std::max(decode, moe::intDecodeScratchBytes(tokens, k, gate.rows, gate.cols));
     if (tokens <= moe::kDecodeMaxTokens)
         return decode;
     // The up stack is not given: it has the gate's shape, and a different type only sends the
     // call to the decode kernels, which need less. The f32 layout (hidden rows in f32) covers
     // every grouped path, whatever the precision.
-    (void)precision;
     const std::size_t grouped
         = moe::groupedLayout(nullptr, tokens, k, gate.experts, gate.rows, down.rows, false).bytes;
     return grouped > decode ? grouped : decode;

@@ -7,6 +7,7 @@
 // row-major y[T][N] = x[T][K] W[N][K]^T is, read column-major, y^T (N x T) = W (N x K, which
 // is W's row-major bytes with op T) times x^T (K x T).
 #include "kernels/cuda/quant/dequant.cuh"
+#include "kernels/cuda/quant/int_dot.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
 #include "kernels/cuda/quant/quant_internal.h"
 #include "kernels/cuda/quant/quant_products.h"
@@ -36,6 +37,18 @@ bool validMatrix(const DeviceMatrix& w)
     return supportsMatrixType(w.type) && traits && w.rows >= 0 && w.cols >= 0
         && w.cols % traits->blockSize == 0 && (w.rows == 0 || w.data != nullptr);
 }
+
+struct IntMatVecLaunch {
+    const quant_detail::IntMatVecArgs& args;
+    cudaError_t& result;
+    template <TensorType Type> void operator()() const
+    {
+        if constexpr (int_dot::kHasUnit<Type>)
+            result = quant_detail::launchIntMatVec<Type>(args);
+        else
+            result = cudaErrorInvalidValue;
+    }
+};
 
 struct MatVecLaunch {
     const quant_detail::MatVecArgs& args;
@@ -132,8 +145,9 @@ cudaError_t gemm(const DeviceMatrix& w, const float* x, std::int64_t xStride, st
 namespace quant_detail {
 
 namespace {
-// CW_CUDA_MATVEC=simt|mma pins the kernel family for a whole process (diagnosis on a user's
-// card, and A/B runs of the benchmark); unset: chosen per call.
+// CW_CUDA_MATVEC=simt|mma|int8 pins the kernel family for a whole process (diagnosis on a
+// user's card, and A/B runs of the benchmark; simt or mma also turn the integer products
+// off); unset: chosen per call.
 MatVecKernel kernelFromEnvironment()
 {
     const char* v = std::getenv("CW_CUDA_MATVEC");
@@ -141,10 +155,12 @@ MatVecKernel kernelFromEnvironment()
         return MatVecKernel::Simt;
     if (v && std::strcmp(v, "mma") == 0)
         return MatVecKernel::Mma;
+    if (v && std::strcmp(v, "int8") == 0)
+        return MatVecKernel::Int8;
     return MatVecKernel::Auto;
 }
 MatVecKernel g_matVecKernel = kernelFromEnvironment();
-}
+} // namespace
 
 void setMatVecKernel(MatVecKernel kernel)
 {
@@ -163,6 +179,46 @@ cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
     return result;
 }
 
+bool usesIntMatVec(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
+{
+    // The one switch between the f32 and the integer matrix-vector products. Float32 is the
+    // tests' exact reference and never quantizes its activations.
+    const bool wanted
+        = g_matVecKernel == MatVecKernel::Auto || g_matVecKernel == MatVecKernel::Int8;
+    return wanted && precision != GemmPrecision::Float32 && tokens >= 1
+        && tokens <= kMatVecMaxTokens && intDotSupports(w.type, w.cols, w.data, w.rowStride);
+}
+
+std::size_t intMatVecScratchBytes(const DeviceMatrix& w, std::int64_t tokens)
+{
+    return quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), w.cols, 1);
+}
+
+cudaError_t intMatVec(const DeviceMatrix& w, const float* x, std::int64_t xStride,
+    std::int64_t tokens, float* y, std::int64_t yStride, DeviceScratch scratch, cudaStream_t stream)
+{
+    if (tokens < 1 || tokens > kMatVecMaxTokens
+        || scratch.bytes < quantizedRowsBytes(tokens, w.cols, 1))
+        return cudaErrorInvalidValue;
+    QuantizedRows q;
+    if (const cudaError_t e = quantizeRows(x, xStride, tokens, w.cols, 1, scratch.data, q, stream))
+        return e;
+    return intMatVecQuantized(w, q, tokens, y, yStride, stream);
+}
+
+cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, std::int64_t tokens,
+    float* y, std::int64_t yStride, cudaStream_t stream)
+{
+    if (!intDotSupports(w.type, w.cols, w.data, w.rowStride) || tokens < 1
+        || tokens > kMatVecMaxTokens)
+        return cudaErrorInvalidValue;
+    const IntMatVecArgs args { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows,
+        w.cols, x, tokens, y, yStride, stream };
+    cudaError_t result = cudaErrorInvalidValue;
+    dispatchMatrixType(w.type, IntMatVecLaunch { args, result });
+    return result;
+}
+
 } // namespace quant_detail
 
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
@@ -173,17 +229,32 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
         return cudaErrorInvalidValue;
     if (tokens == 0 || w.rows == 0)
         return cudaSuccess;
-    if (tokens <= kMatVecMaxTokens)
+    if (tokens <= kMatVecMaxTokens) {
+        // The integer products need scratch for the quantized activations; a caller that
+        // gave less gets the f32 kernels (same contract, slower).
+        if (quant_detail::usesIntMatVec(w, tokens, precision)
+            && scratch.bytes >= quant_detail::intMatVecScratchBytes(w, tokens) && scratch.data
+            && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0)
+            return quant_detail::intMatVec(w, x, xStride, tokens, y, yStride, scratch, stream);
         return quant_detail::matVec(w, x, xStride, tokens, y, yStride, stream);
+    }
     return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
 }
 
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
 {
-    if (tokens <= kMatVecMaxTokens || !validMatrix(w))
+    if (!validMatrix(w))
         return 0;
+    // Every call up to `tokens` rows fits: the matrix-vector rows (<= kMatVecMaxTokens) and,
+    // above, the prefill slabs.
+    const std::size_t matVec = tokens >= 1
+            && quant_detail::usesIntMatVec(w, std::min(tokens, kMatVecMaxTokens), precision)
+        ? quant_detail::intMatVecScratchBytes(w, tokens)
+        : 0;
+    if (tokens <= kMatVecMaxTokens)
+        return matVec;
     const GemmPlan plan = planGemm(w, tokens, precision);
-    return plan.xBytes + plan.slabBytes;
+    return std::max(matVec, plan.xBytes + plan.slabBytes);
 }
 
 } // namespace cw::kernels::cuda

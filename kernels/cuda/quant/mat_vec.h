@@ -8,15 +8,20 @@
 #include <cstddef>
 #include <cstdint>
 #include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 namespace cw::kernels::cuda::quant_detail {
 
-// Which matrix-vector kernels run: Auto picks the tensor-core kernel (mat_vec_mma.cuh) for
-// block types at 4..8 token rows on matrices of 1024+ rows where its alignment needs are met
-// (16-byte aligned rows and activations, cols a multiple of 32), the f32-FMA kernels
-// otherwise; Simt and Mma force one family where it can run (tests and the
-// micro-benchmark compare them).
-enum class MatVecKernel { Auto, Simt, Mma };
+// Which matrix-vector kernels run. Auto: for GemmPrecision other than Float32, the integer
+// products (mat_vec_int8.cuh) wherever they can run (block types, cols a multiple of 32,
+// aligned rows, scratch for the quantized activations); otherwise, and always for Float32, the
+// f32 kernels: the tensor-core kernel (mat_vec_mma.cuh) for block types at 4..8 token rows on
+// matrices of 1024+ rows and 2048+ columns where its alignment needs are met (16-byte aligned
+// rows and activations, cols a multiple of 32), the f32-FMA kernels otherwise. Simt and Mma
+// force one f32 family (which turns the integer products off), Int8 forces the integer
+// products where they can run (Float32 still keeps the f32 kernels: it is the tests'
+// reference).
+enum class MatVecKernel { Auto, Simt, Mma, Int8 };
 
 struct MatVecArgs {
     const std::uint8_t* w;
@@ -33,5 +38,40 @@ struct MatVecArgs {
 
 // Defined in mat_vec_kernels.cuh, instantiated per type in mat_vec_*.cu.
 template <TensorType Type> cudaError_t launchMatVec(const MatVecArgs& a);
+
+// Token rows quantized for the integer products (int_dot.cuh): `planes` int8 rows of cols
+// values per token row at q (token t, plane p at q + (t * planes + p) * cols), then one float4
+// {d0, d1, block sum, 0} per 32 values per token row at s (token t at s + t * cols / 32).
+struct QuantizedRows {
+    const std::int8_t* q = nullptr;
+    const float4* s = nullptr;
+    int planes = 1;
+};
+
+struct IntMatVecArgs {
+    const std::uint8_t* w;
+    std::size_t rowStride;
+    std::int64_t rows, cols;
+    QuantizedRows x;
+    std::int64_t tokens; // 1..kMatVecMaxTokens
+    float* y;
+    std::int64_t yStride;
+    cudaStream_t stream;
+};
+
+// Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.
+template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);
+
+// Bytes of QuantizedRows for rows x cols (q, then s at a 256-byte boundary).
+std::size_t quantizedRowsBytes(std::int64_t rows, std::int64_t cols, int planes);
+
+// Quantizes rows of x (xStride floats apart; cols a multiple of 32) into `at`
+// (quantizedRowsBytes bytes, 256-byte aligned) and describes them in `out`.
+cudaError_t quantizeRows(const float* x, std::int64_t xStride, std::int64_t rows, std::int64_t cols,
+    int planes, std::byte* at, QuantizedRows& out, cudaStream_t stream);
+
+// True where the integer products take a matrix of this type, column count, base address and
+// row stride (block types; cols a multiple of 32; rows aligned as the unit loads need).
+bool intDotSupports(TensorType type, std::int64_t cols, const void* data, std::size_t rowStride);
 
 } // namespace cw::kernels::cuda::quant_detail

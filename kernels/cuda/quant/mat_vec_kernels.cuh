@@ -274,7 +274,9 @@ template <TensorType Type, int T> cudaError_t launchMatVecT(const MatVecArgs& a)
     // for block types from about 4 token rows on matrices of 1024+ rows (2048x8192 q4_K at 8
     // rows: 356 against 171 GB/s); below that, and for the plain float types, the f32-FMA
     // kernels are faster (q4_K at 1 row: 832 against 370 GB/s).
-    const bool autoMma = kIsChunked<Type> && T >= 4 && a.rows >= 1024;
+    // Only on the shapes measured and verified there (2048+ columns): the tiny models' logit
+    // rows (256 columns, one super-block per row) are left to the f32-FMA kernels.
+    const bool autoMma = kIsChunked<Type> && T >= 4 && a.rows >= 1024 && a.cols >= 2048;
     const bool mma
         = aligned && (a.kernel == MatVecKernel::Mma || (a.kernel == MatVecKernel::Auto && autoMma));
     if (mma) {

@@ -29,6 +29,19 @@ void setMatVecKernel(MatVecKernel kernel);
 cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
     float* y, std::int64_t yStride, cudaStream_t stream);
 
+// The integer matrix-vector products (mat_vec_int8.cuh). usesIntMatVec is the one place that
+// decides between them and the f32 kernels (precision, the MatVecKernel switch, type, shape,
+// alignment); intMatVec quantizes x into scratch (intMatVecScratchBytes) and runs them;
+// intMatVecQuantized runs them on rows already quantized by quantizeRows (several matrices
+// applied to the same x then quantize it once).
+bool usesIntMatVec(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision);
+std::size_t intMatVecScratchBytes(const DeviceMatrix& w, std::int64_t tokens);
+cudaError_t intMatVec(const DeviceMatrix& w, const float* x, std::int64_t xStride,
+    std::int64_t tokens, float* y, std::int64_t yStride, DeviceScratch scratch,
+    cudaStream_t stream);
+cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, std::int64_t tokens,
+    float* y, std::int64_t yStride, cudaStream_t stream);
+
 // f32 rows (stride xStride floats) to packed bf16 rows of `cols` values.
 cudaError_t convertToBf16(const float* x, std::int64_t xStride, std::int64_t rows,
     std::int64_t cols, std::uint16_t* out, cudaStream_t stream);

@@ -119,7 +119,8 @@ int main(int argc, char** argv)
     for (const GemmPrecision p : { GemmPrecision::Float32, GemmPrecision::BFloat16 })
         scratchBytes = std::max(
             { scratchBytes, cuda::routedExpertsScratchBytes(maxTokens, kK, gate, down, p),
-                cuda::moe::decodeScratchBytes(maxTokens, kK, kFfn) });
+                cuda::moe::decodeScratchBytes(maxTokens, kK, kFfn),
+                cuda::moe::intDecodeScratchBytes(64, kK, kFfn, kHidden) });
     void *x, *ids, *w, *out, *scratch;
     CHECK(cudaMalloc(&x, maxTokens * kHidden * 4));
     CHECK(cudaMalloc(&ids, maxTokens * kK * 4));
@@ -133,9 +134,9 @@ int main(int argc, char** argv)
         double(scratchBytes) / 1e6, repeats);
 
     std::vector<std::string> summary;
-    enum Path { Decode, Direct, MatVec, TilesBf16, TilesF32 };
+    enum Path { Decode, Direct, MatVec, TilesBf16, TilesF32, Int8 };
     const char* names[]
-        = { "decode", "decode direct", "grouped matvec", "tiles bf16", "tiles f32" };
+        = { "decode", "decode direct", "grouped matvec", "tiles bf16", "tiles f32", "decode int8" };
     for (const std::int64_t tokens :
         { 1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192 }) {
         if (only != 0 && tokens != only)
@@ -166,9 +167,10 @@ int main(int argc, char** argv)
         const float* fw = static_cast<const float*>(w);
         float* fo = static_cast<float*>(out);
         std::vector<float> reference; // the first f32 path's output
-        for (const Path path : { Decode, Direct, MatVec, TilesBf16, TilesF32 }) {
+        for (const Path path : { Decode, Direct, MatVec, TilesBf16, TilesF32, Int8 }) {
             if ((path == Decode && tokens > 512) || (path == Direct && tokens > 64)
-                || (path == TilesBf16 && tokens < 8) || (path == TilesF32 && tokens != 512))
+                || (path == Int8 && tokens > 64) || (path == TilesBf16 && tokens < 8)
+                || (path == TilesF32 && tokens != 512))
                 continue;
             auto call = [&] {
                 switch (path) {
@@ -178,6 +180,10 @@ int main(int argc, char** argv)
                     break;
                 case Direct:
                     CHECK(cuda::moe::routedExpertsDecodeDirect(
+                        fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
+                    break;
+                case Int8:
+                    CHECK(cuda::moe::routedExpertsDecodeInt8(
                         fx, tokens, fi, fw, kK, gate, up, down, fo, s, stream));
                     break;
                 case MatVec:

@@ -124,11 +124,20 @@ struct Case {
 };
 
 // Every way routedExperts can run: the dispatch of the contract, and each internal path.
-enum class Path { Dispatch, DispatchF32, Decode, DecodeDirect, GroupedMatVec, TilesF32, TilesBf16 };
+enum class Path {
+    Dispatch,
+    DispatchF32,
+    Decode,
+    DecodeDirect,
+    GroupedMatVec,
+    TilesF32,
+    TilesBf16,
+    DecodeInt8
+};
 constexpr Path kPaths[] = { Path::Dispatch, Path::DispatchF32, Path::Decode, Path::DecodeDirect,
-    Path::GroupedMatVec, Path::TilesF32, Path::TilesBf16 };
+    Path::GroupedMatVec, Path::TilesF32, Path::TilesBf16, Path::DecodeInt8 };
 const char* const kPathNames[]
-    = { "dispatch", "dispatchF32", "decode", "direct", "matvec", "tilesF32", "tilesBf16" };
+    = { "dispatch", "dispatchF32", "decode", "direct", "matvec", "tilesF32", "tilesBf16", "int8" };
 
 cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std::int32_t* pi,
     const float* pw, const DeviceExpertStack& gate, const DeviceExpertStack& up,
@@ -153,6 +162,9 @@ cudaError_t callPath(Path path, const float* px, std::int64_t tokens, const std:
         err = moe::routedExpertsGroupedMatVec(
             px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
         break;
+    case Path::DecodeInt8:
+        err = moe::routedExpertsDecodeInt8(px, tokens, pi, pw, kK, gate, up, down, po, s, stream);
+        break;
     case Path::TilesF32:
     case Path::TilesBf16:
         err = moe::routedExpertsGroupedTiles(px, tokens, pi, pw, kK, gate, up, down, po,
@@ -172,7 +184,9 @@ std::size_t scratchForEveryPath(
     const std::size_t grouped = kernels::cuda::moe::groupedLayout(
         nullptr, tokens, kK, gate.experts, gate.rows, down.rows, false)
                                     .bytes;
-    return std::max(contract, grouped);
+    const std::size_t integer
+        = kernels::cuda::moe::intDecodeScratchBytes(tokens, kK, gate.rows, gate.cols);
+    return std::max({ contract, grouped, integer });
 }
 
 // Runs one path once; returns the output, or nothing where the path does not take these
@@ -252,15 +266,29 @@ protected:
             for (const Path path : kPaths) {
                 const auto out = runDevice(x, tokens, ids, w, gate, up, down, path);
                 if (out.empty()) {
-                    EXPECT_TRUE(c.mixed) << kPathNames[int(path)] << " refused these stacks";
+                    // The integer path takes block types of one gate/up type only.
+                    const bool intRefuses = path == Path::DecodeInt8
+                        && (c.mixed
+                            || kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->blockSize == 1
+                            || kernels::tensorTypeTraits(std::uint32_t(c.down))->blockSize == 1);
+                    EXPECT_TRUE(c.mixed || intRefuses)
+                        << kPathNames[int(path)] << " refused these stacks";
                     continue;
                 }
                 ASSERT_EQ(out.size(), ref.size());
                 const ErrorFigures f = compare(out, ref);
-                const bool bf16 = path == Path::TilesBf16
+                // bf16 tiles and the integer products (two int8 planes of x and h; the
+                // dispatch takes them up to kDecodeMaxTokens for block types): 1e-2 relative
+                // error against the CPU's f32 products; every f32 path 1e-5.
+                const bool intTypes = !c.mixed
+                    && kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->blockSize > 1
+                    && kernels::tensorTypeTraits(std::uint32_t(c.down))->blockSize > 1;
+                const bool approximate = path == Path::TilesBf16 || path == Path::DecodeInt8
                     || (path == Path::Dispatch
-                        && tokens > kernels::cuda::moe::kGroupedMatVecMaxTokens && !c.mixed);
-                const double tolerance = bf16 ? 1e-2 : 1e-5;
+                        && tokens > kernels::cuda::moe::kGroupedMatVecMaxTokens && !c.mixed)
+                    || (path == Path::Dispatch && tokens <= kernels::cuda::moe::kDecodeMaxTokens
+                        && intTypes);
+                const double tolerance = approximate ? 1e-2 : 1e-5;
                 char figure[96];
                 std::snprintf(figure, sizeof figure, " %s %.2g (%.2g)", kPathNames[int(path)],
                     f.relative, f.maxAbs);
@@ -278,7 +306,7 @@ protected:
     }
 };
 
-const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 40, 300 };
+const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 32, 40, 300 };
 
 TEST_F(RoutedExpertsTest, matchesCpuForTheModelTypes)
 {
@@ -297,7 +325,11 @@ TEST_F(RoutedExpertsTest, matchesCpuForTheRemainingTypes)
 {
     for (const TensorType t : { TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
              TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K })
-        check({ t, TensorType::Q8_0 }, { 3, 40 });
+        check({ t, TensorType::Q8_0 }, { 1, 3, 8, 32, 40 });
+    // Down of every remaining block type under the integer path (1, 8 and 32 tokens).
+    for (const TensorType t : { TensorType::Q4_0, TensorType::Q4_1, TensorType::Q5_0,
+             TensorType::Q5_1, TensorType::Q2_K, TensorType::Q3_K })
+        check({ TensorType::Q4_K, t }, { 1, 8, 32 });
 }
 
 TEST_F(RoutedExpertsTest, readsTheUpHalfOfAFusedGateUpStack)
@@ -320,7 +352,11 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
     auto dDown = DeviceBuffer::of(d.bytes);
     const auto gate = deviceStack(g, dGate, 0, kFfn);
     const auto down = deviceStack(d, dDown, 0, kHidden);
+    // Each path is captured itself: the first H200 run captured the dispatch (tiles at 300
+    // tokens) and compared it with the grouped mat-vec's bits, two different products.
     for (const auto& [tokens, path] : { std::pair { std::int64_t(8), Path::Decode },
+             std::pair { std::int64_t(8), Path::DecodeInt8 },
+             std::pair { std::int64_t(32), Path::DecodeInt8 },
              std::pair { std::int64_t(300), Path::GroupedMatVec },
              std::pair { std::int64_t(300), Path::TilesBf16 } }) {
         std::mt19937 rng { unsigned(tokens) };
@@ -341,10 +377,9 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
         cudaStream_t stream;
         CW_CUDA_OK(cudaStreamCreate(&stream));
         CW_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-        const cudaError_t err
-            = kernels::cuda::routedExperts(dx.as<float>(), tokens, dIds.as<std::int32_t>(),
-                dW.as<float>(), kK, gate, gate, down, out.as<float>(), GemmPrecision::BFloat16,
-                DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, nullptr, stream);
+        const cudaError_t err = callPath(path, dx.as<float>(), tokens, dIds.as<std::int32_t>(),
+            dW.as<float>(), gate, gate, down, out.as<float>(), GemmPrecision::BFloat16,
+            DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, stream);
         cudaGraph_t graph;
         CW_CUDA_OK(cudaStreamEndCapture(stream, &graph));
         ASSERT_EQ(err, cudaSuccess);

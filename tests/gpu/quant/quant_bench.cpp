@@ -105,6 +105,10 @@ void benchMatVec(
     CHECK(cudaMalloc(reinterpret_cast<void**>(&x), std::size_t(kMatVecMaxTokens * cols) * 4));
     CHECK(cudaMalloc(reinterpret_cast<void**>(&y), std::size_t(kMatVecMaxTokens * rows) * 4));
     fillFloats(x, std::size_t(kMatVecMaxTokens * cols), rng);
+    // Scratch for the integer products' quantized activations (the f32 families ignore it).
+    const std::size_t scratchBytes = quant_detail::quantizedRowsBytes(kMatVecMaxTokens, cols, 1);
+    void* scratch = nullptr;
+    CHECK(cudaMalloc(&scratch, scratchBytes));
     std::printf("matvec %-7s %6lldx%-5lld", typeName(type), (long long)rows, (long long)cols);
     const struct {
         std::int64_t tokens;
@@ -115,14 +119,17 @@ void benchMatVec(
         { 2, quant_detail::MatVecKernel::Simt, "simt" },
         { 2, quant_detail::MatVecKernel::Mma, "mma" },
         { 8, quant_detail::MatVecKernel::Simt, "simt" },
-        { 8, quant_detail::MatVecKernel::Mma, "mma" } };
+        { 8, quant_detail::MatVecKernel::Mma, "mma" },
+        { 1, quant_detail::MatVecKernel::Int8, "int8" },
+        { 2, quant_detail::MatVecKernel::Int8, "int8" },
+        { 8, quant_detail::MatVecKernel::Int8, "int8" } };
     for (const auto& run : runs) {
         quant_detail::setMatVecKernel(run.kernel);
         const double seconds = timeInGraph(stream, [&](int i) {
             DeviceMatrix w { type, static_cast<char*>(weights) + bytes * (i % copies),
                 bytesPerRow(type, cols), rows, cols };
-            return linear(
-                w, x, cols, run.tokens, y, rows, GemmPrecision::BFloat16, {}, nullptr, stream);
+            return linear(w, x, cols, run.tokens, y, rows, GemmPrecision::BFloat16,
+                DeviceScratch { static_cast<std::byte*>(scratch), scratchBytes }, nullptr, stream);
         });
         std::printf(" T%lld %s %5.0f", (long long)run.tokens, run.name, bytes / seconds * 1e-9);
     }
@@ -131,6 +138,7 @@ void benchMatVec(
     cudaFree(weights);
     cudaFree(x);
     cudaFree(y);
+    cudaFree(scratch);
 }
 
 void benchPrefill(TensorType type, cudaStream_t stream, cublasHandle_t cublas, std::mt19937& rng)

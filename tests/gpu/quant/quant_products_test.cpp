@@ -248,6 +248,65 @@ TEST_F(QuantProducts, matVecMatchesCpuForEveryType)
     }
 }
 
+// The integer products (int8 activations, dp4a) for every block type at 1..8 token rows,
+// within 1e-2 relative error (||y - ref|| / ||ref||) of the CPU's f32 products on the same
+// blocks: int8 activations round each value to 1/254 of its block's largest, ~0.5 % here.
+TEST_F(QuantProducts, intMatVecMatchesCpuWithin1em2ForEveryBlockType)
+{
+    struct Shape {
+        std::int64_t rows, cols;
+        std::size_t pad;
+    };
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Int8);
+    for (TensorType type : allMatrixTypes()) {
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1)
+            continue; // F32, F16, BF16 keep their float kernels
+        // 256 columns: one super-block per row (1024 rows: the tiny models' logits); 4608: 18
+        // super-blocks, four warps; 2050 rows: a partial block of four rows; 16 pad bytes:
+        // rows apart by more than their blocks; 2048 columns: the model's hidden size.
+        std::vector<Shape> shapes { { 67, 256, 0 }, { 67, 4608, 0 }, { 2050, 256, 0 },
+            { 1024, 256, 0 }, { 37, 512, 16 }, { 1100, 2048, 0 } };
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize <= 32)
+            shapes.push_back({ 21, 96, 0 });
+        double worst = 0.0;
+        for (const Shape& s : shapes) {
+            std::vector<std::uint8_t> host;
+            std::unique_ptr<DeviceBuffer> weights;
+            const DeviceMatrix w
+                = upload(type, s.rows, s.cols, bytesPerRow(type, s.cols) + s.pad, host, weights);
+            for (std::int64_t tokens = 1; tokens <= kMatVecMaxTokens; ++tokens) {
+                // Not a silent fall back to the f32 kernels.
+                EXPECT_TRUE(quant_detail::usesIntMatVec(w, tokens, GemmPrecision::BFloat16))
+                    << typeName(type) << " cols " << s.cols;
+                const Error e = runLinear(
+                    w, host, tokens, GemmPrecision::BFloat16, m_rng, m_cublas, m_stream);
+                EXPECT_LT(e.relative, 1e-2) << typeName(type) << " rows " << s.rows << " cols "
+                                            << s.cols << " tokens " << tokens;
+                worst = std::max(worst, e.relative);
+            }
+        }
+        std::printf("int8 matvec %-7s worst rel %.3g (bound 1e-2)\n", typeName(type), worst);
+    }
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+}
+
+// Float32 is the reference: whatever the switch says, it never quantizes its activations.
+TEST_F(QuantProducts, float32KeepsTheF32MatVecKernels)
+{
+    std::vector<std::uint8_t> host;
+    std::unique_ptr<DeviceBuffer> weights;
+    const DeviceMatrix w
+        = upload(TensorType::Q4_K, 64, 512, bytesPerRow(TensorType::Q4_K, 512), host, weights);
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Int8);
+    EXPECT_FALSE(quant_detail::usesIntMatVec(w, 1, GemmPrecision::Float32));
+    EXPECT_TRUE(quant_detail::usesIntMatVec(w, 1, GemmPrecision::TensorFloat32));
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Simt);
+    EXPECT_FALSE(quant_detail::usesIntMatVec(w, 1, GemmPrecision::BFloat16));
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+    EXPECT_EQ(0u, linearScratchBytes(w, 8, GemmPrecision::Float32));
+    EXPECT_GT(linearScratchBytes(w, 8, GemmPrecision::BFloat16), 0u);
+}
+
 TEST_F(QuantProducts, prefillMatchesCpuForEveryTypeAndPrecision)
 {
     const struct {

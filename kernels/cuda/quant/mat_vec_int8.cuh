@@ -1,0 +1,179 @@
+#pragma once
+
+// The integer matrix-vector products (1..kMatVecMaxTokens token rows, activations quantized
+// by quantizeRows), as templates instantiated per type in mat_vec_int8_*.cu.
+//
+// A block owns R consecutive weight rows; its threads split the row's units (int_dot.cuh),
+// each unit read straight from device memory once for all token rows (a warp reads
+// consecutive units: contiguous bytes), unpacked once, then dotted with every token row's
+// int8 activations (which stay in L1/L2: a few KB). R grows with the token count so the
+// activation loads are shared by more rows; the block has as many warps as the row has units
+// (1..4), so short rows (2048 columns: 32-64 units) do not leave threads idle. Partial sums
+// meet in warp shuffles and a shared-memory sum over the warps, in a fixed order: the results
+// are deterministic.
+
+#include "kernels/cuda/quant/int_dot.cuh"
+#include "kernels/cuda/quant/mat_vec.h"
+
+#include <cstdint>
+
+namespace cw::kernels::cuda::int_dot {
+
+constexpr int kMaxWarps = 4;
+
+// acc[r][t] += this thread's units of row r . token row t, units first, first + step, ...
+template <TensorType Type, int T, int R, int Planes>
+__device__ __forceinline__ void accumulateUnits(const std::uint8_t* const (&rowPtr)[R],
+    std::int64_t units, std::int64_t cols, const std::int8_t* __restrict__ xq,
+    const float4* __restrict__ xs, float (&acc)[R][T], int first, int step)
+{
+    using U = Unit<Type>;
+    using X = XWords<Type, Planes>;
+    const std::int64_t blocks = cols / 32;
+    for (std::int64_t u = first; u < units; u += step) {
+        U w[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r)
+            w[r].load(rowPtr[r], u);
+        const XSpan span = U::span(u);
+#pragma unroll
+        for (int t = 0; t < T; ++t) {
+            float d[Planes][U::kPieces], sx[U::kPieces];
+            X::loadScales(xs + t * blocks, span, d, sx);
+#pragma unroll
+            for (int p = 0; p < Planes; ++p) {
+                std::uint32_t words[X::kWords];
+                X::loadWords(xq + (std::int64_t(t) * Planes + p) * cols, span, words);
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                    acc[r][t] += w[r].dot(words, d[p]);
+            }
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+                acc[r][t] += w[r].minTerm(sx);
+        }
+    }
+}
+
+// total[i] = sum of v[i] over the block's threads (every thread calls it; blockDim.x a
+// multiple of 32, at most 32 * kMaxWarps).
+template <int N> __device__ __forceinline__ void blockSums(float (&v)[N], float (&total)[N])
+{
+    __shared__ float partial[kMaxWarps][N];
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    const int warps = int(blockDim.x) >> 5;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+        float s = v[i];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            s += __shfl_xor_sync(0xFFFFFFFFu, s, o);
+        if (lane == 0)
+            partial[warp][i] = s;
+    }
+    __syncthreads();
+    for (int i = int(threadIdx.x); i < N; i += int(blockDim.x)) {
+        float s = 0.0f;
+        for (int w = 0; w < warps; ++w)
+            s += partial[w][i];
+        total[i] = s;
+    }
+    __syncthreads();
+}
+
+// Warps for a row of `units` units: one unit per thread where the row is short, up to four
+// warps.
+inline int warpsForUnits(std::int64_t units)
+{
+    const std::int64_t w = (units + 31) / 32;
+    return int(w < 1 ? 1 : w > kMaxWarps ? kMaxWarps : w);
+}
+
+template <TensorType Type, int T, int R>
+__global__ void __launch_bounds__(32 * kMaxWarps)
+    intMatVecKernel(const std::uint8_t* __restrict__ w, std::size_t rowStride, std::int64_t rows,
+        std::int64_t cols, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs,
+        float* __restrict__ y, std::int64_t yStride)
+{
+    const std::int64_t row0 = std::int64_t(blockIdx.x) * R;
+    const std::uint8_t* rowPtr[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        rowPtr[r] = w + std::size_t(row0 + r < rows ? row0 + r : rows - 1) * rowStride;
+    float acc[R][T];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+            acc[r][t] = 0.0f;
+    accumulateUnits<Type, T, R, 1>(
+        rowPtr, cols / Unit<Type>::kValues, cols, xq, xs, acc, int(threadIdx.x), int(blockDim.x));
+    float v[R * T];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int t = 0; t < T; ++t)
+            v[r * T + t] = acc[r][t];
+    __shared__ float total[R * T];
+    blockSums<R * T>(v, total);
+    for (int i = int(threadIdx.x); i < R * T; i += int(blockDim.x)) {
+        const int r = i / T, t = i % T;
+        if (row0 + r < rows)
+            y[t * yStride + row0 + r] = total[i];
+    }
+}
+
+template <TensorType Type, int T, int R>
+cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
+{
+    const unsigned blocks = unsigned((a.rows + R - 1) / R);
+    const int threads = 32 * warpsForUnits(a.cols / Unit<Type>::kValues);
+    intMatVecKernel<Type, T, R><<<blocks, threads, 0, a.stream>>>(
+        a.w, a.rowStride, a.rows, a.cols, a.x.q, a.x.s, a.y, a.yStride);
+    return cudaGetLastError();
+}
+
+// Rows per block: 1 for one token row (the most blocks, nothing to share); 2 for 2..3 rows;
+// 4 from 4 rows on large matrices, where each activation load then serves four weight rows.
+template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detail::IntMatVecArgs& a)
+{
+    if constexpr (T == 1)
+        return launchIntMatVecTR<Type, 1, 1>(a);
+    else if constexpr (T <= 3)
+        return launchIntMatVecTR<Type, T, 2>(a);
+    else
+        return a.rows >= 1024 ? launchIntMatVecTR<Type, T, 4>(a) : launchIntMatVecTR<Type, T, 2>(a);
+}
+
+} // namespace cw::kernels::cuda::int_dot
+
+namespace cw::kernels::cuda::quant_detail {
+
+template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a)
+{
+    static_assert(int_dot::kHasUnit<Type>, "integer products serve the block types only");
+    if (a.x.planes != 1)
+        return cudaErrorInvalidValue;
+    switch (a.tokens) {
+    case 1:
+        return int_dot::launchIntMatVecT<Type, 1>(a);
+    case 2:
+        return int_dot::launchIntMatVecT<Type, 2>(a);
+    case 3:
+        return int_dot::launchIntMatVecT<Type, 3>(a);
+    case 4:
+        return int_dot::launchIntMatVecT<Type, 4>(a);
+    case 5:
+        return int_dot::launchIntMatVecT<Type, 5>(a);
+    case 6:
+        return int_dot::launchIntMatVecT<Type, 6>(a);
+    case 7:
+        return int_dot::launchIntMatVecT<Type, 7>(a);
+    case 8:
+        return int_dot::launchIntMatVecT<Type, 8>(a);
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+} // namespace cw::kernels::cuda::quant_detail

@@ -1,0 +1,12 @@
+// Integer matrix-vector products of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (see mat_vec_int8.cuh).
+#include "kernels/cuda/quant/mat_vec_int8.cuh"
+
+namespace cw::kernels::cuda::quant_detail {
+
+template cudaError_t launchIntMatVec<TensorType::Q4_0>(const IntMatVecArgs&);
+template cudaError_t launchIntMatVec<TensorType::Q4_1>(const IntMatVecArgs&);
+template cudaError_t launchIntMatVec<TensorType::Q5_0>(const IntMatVecArgs&);
+template cudaError_t launchIntMatVec<TensorType::Q5_1>(const IntMatVecArgs&);
+template cudaError_t launchIntMatVec<TensorType::Q8_0>(const IntMatVecArgs&);
+
+} // namespace cw::kernels::cuda::quant_detail
