@@ -1,5 +1,6 @@
 #include "xz_test_data.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <lzma.h>
