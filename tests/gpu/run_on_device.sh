@@ -44,7 +44,7 @@ if has build; then
   grep -E "error|FAILED" "$OUT/build.log" | head -20
 fi
 if has test; then
-  ctest --test-dir build-dev -L gpu --output-on-failure --timeout 120 >"$OUT/ctest_gpu.log" 2>&1
+  ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$OUT/ctest_gpu.log" 2>&1
   echo "ctest gpu exit $?"
   grep -E "^[0-9 ]+/[0-9]+ Test|tests passed|Failure|max \|error\||of max|identical|same|error [0-9]" "$OUT/ctest_gpu.log" | tail -70
 fi
@@ -53,9 +53,9 @@ if has bench; then
   cat "$OUT/synth.err" 2>/dev/null | tail -2
   export CW_COMMIT=${CW_COMMIT:-unknown}
   : >"$OUT/bench.jsonl"
-  for args in "--prompt-tokens 512 --gen-tokens 128 --batch 1" "--prompt-tokens 8192 --gen-tokens 4 --batch 1" \
-      "--prompt-tokens 512 --gen-tokens 32 --batch 32" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
-    timeout 100 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
+  for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1" "--prompt-tokens 8192 --gen-tokens 2 --batch 1" \
+      "--prompt-tokens 512 --gen-tokens 16 --batch 32" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
+    timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
 fi
