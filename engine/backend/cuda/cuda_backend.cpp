@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -344,12 +345,16 @@ std::size_t CudaBackend::scratchBytes(std::int64_t rows) const
         (void)L;
     }
     // Matrix scratch depends on shapes only; the device copies do not exist yet, so the host
-    // weights' shapes stand in.
+    // weights' shapes stand in, with a placeholder address aligned as every cudaMalloc is (a
+    // null one reads as "no matrix" and sized no scratch: on the H200 the prefill products of
+    // a model whose other ops needed none then failed with cudaErrorInvalidValue).
+    const void* const kShapeOnly = reinterpret_cast<const void*>(std::uintptr_t(1) << 12);
     auto dense = [&](const WeightMatrix& w, std::int64_t tokens) {
         if (!w.valid())
             return;
         cuda::DeviceMatrix d;
         d.type = w.type;
+        d.data = kShapeOnly;
         d.rowStride = w.rowStride;
         d.rows = w.rows;
         d.cols = w.cols;
@@ -363,6 +368,8 @@ std::size_t CudaBackend::scratchBytes(std::int64_t rows) const
                 &L.moe.sharedGateProj, &L.moe.sharedUp, &L.moe.sharedDown })
             dense(*w, rows);
         cuda::DeviceExpertStack gate, down;
+        gate.data = kShapeOnly;
+        down.data = kShapeOnly;
         gate.type = L.moe.gate.view->type;
         gate.rows = L.moe.gate.rows;
         gate.cols = L.moe.gate.cols;
