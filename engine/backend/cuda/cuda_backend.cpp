@@ -297,7 +297,7 @@ Result<void> CudaBackend::initialise()
         m_pagedKv.blockTokens = cap.kvBlockTokens;
         m_pagedKv.kvWidth = std::int32_t(m_kvDim);
     }
-    m_kv = std::make_unique<CudaKvStore>(m_pagedKv, cap.kvBlocks, m_stream);
+    m_kv = std::make_unique<CudaKvStore>(m_pagedKv, cap.kvBlocks, m_options.device, m_stream);
     for (int l = 0; l < deltaLayers; ++l) {
         auto conv
             = m_arena.allocate(std::size_t(m_sequenceCapacity) * m_convFloats * 4, "conv states");
@@ -438,6 +438,7 @@ Result<void> CudaBackend::allocateBuffers()
 
 Result<int> CudaBackend::newState()
 {
+    cudaSetDevice(m_options.device);
     for (std::size_t i = 0; i < m_stateUsed.size(); ++i) {
         if (m_stateUsed[i])
             continue;
@@ -483,6 +484,10 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         if (s.pos0 + s.n > m_options.capacity.contextLength)
             return makeError("a sequence would pass the GPU's context of "
                 + std::to_string(m_options.capacity.contextLength) + " tokens");
+    // The current device is per host thread, and steps may run on another thread than the
+    // one that loaded the model (the app's engine worker).
+    if (auto e = cudaSetDevice(m_options.device); e != cudaSuccess)
+        return cudaFailure("selecting cuda:" + std::to_string(m_options.device), e);
     m_step = &step;
     m_ops.clear();
     m_error = cudaSuccess;

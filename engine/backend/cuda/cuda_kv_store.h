@@ -14,9 +14,10 @@ namespace cw::engine {
 
 class CudaKvStore final : public KvBlockStore {
 public:
-    CudaKvStore(kernels::cuda::PagedKv kv, std::int64_t capacity, cudaStream_t stream)
+    CudaKvStore(kernels::cuda::PagedKv kv, std::int64_t capacity, int device, cudaStream_t stream)
         : m_kv(kv)
         , m_capacity(capacity)
+        , m_device(device)
         , m_stream(stream)
     {
     }
@@ -32,6 +33,7 @@ public:
     void copyBlock(int from, int to) override
     {
         const std::size_t floats = blockFloats();
+        cudaSetDevice(m_device); // the calling thread's current device may be another
         cudaMemcpyAsync(m_kv.base + std::size_t(to) * floats,
             m_kv.base + std::size_t(from) * floats, floats * sizeof(float),
             cudaMemcpyDeviceToDevice, m_stream);
@@ -46,6 +48,7 @@ public:
 private:
     kernels::cuda::PagedKv m_kv;
     std::int64_t m_capacity;
+    int m_device;
     cudaStream_t m_stream;
 };
 
