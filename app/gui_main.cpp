@@ -1,5 +1,6 @@
 // clausewright: the desktop application's entry point.
 #include "app/desktop/app_settings.h"
+#include "app/desktop/user_folders.h"
 #include "ui/main_window.h"
 #include "ui/ui_language.h"
 #include "ui/ui_theme.h"
@@ -21,8 +22,10 @@ int main(int argc, char** argv)
         QStringLiteral("Local contract review and unit-test generation with an in-process model"));
     parser.addHelpOption();
     parser.addVersionOption();
-    parser.addPositionalArgument(QStringLiteral("file"),
-        QStringLiteral("contract to review (PDF, DOCX or TXT)"), QStringLiteral("[file]"));
+    parser.addPositionalArgument(QStringLiteral("files"),
+        QStringLiteral("contracts to review (PDF, DOCX or TXT), or a GGUF model to open in Model "
+                       "Settings"),
+        QStringLiteral("[files...]"));
     QCommandLineOption theme(
         QStringLiteral("theme"), QStringLiteral("system, light or dark"), QStringLiteral("theme"));
     parser.addOption(theme);
@@ -33,9 +36,15 @@ int main(int argc, char** argv)
             ? parser.value(theme)
             : QSettings().value(QStringLiteral("ui/theme"), QStringLiteral("system")).toString());
 
+    // First start: the data folder and the folder for the user's plugins (the history
+    // database is created in it when the window opens the history).
+    const auto folders = cw::createUserFolders();
+    if (!folders)
+        qWarning("%s", folders.error().message.c_str());
+
     cw::ui::MainWindow window;
     window.show();
-    if (!parser.positionalArguments().isEmpty())
-        window.openContract(parser.positionalArguments().constFirst());
+    for (const QString& file : parser.positionalArguments())
+        window.openFile(file); // several contracts are queued and reviewed one after another
     return app.exec();
 }

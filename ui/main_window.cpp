@@ -2,11 +2,14 @@
 
 #include "app/desktop/app_settings.h"
 #include "app/desktop/review_queue.h"
+#include "app/desktop/sample_contract.h"
+#include "app/desktop/user_folders.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/history/history_store.h"
 #include "app/ingest/document_reader.h"
 #include "app/ingest/pdf_passwords.h"
 #include "app/report/report_exporter.h"
+#include "ui/first_run_page.h"
 #include "ui/history_dialog.h"
 #include "ui/message_bar.h"
 #include "ui/model_settings_dialog.h"
@@ -91,8 +94,13 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
         " font-size: 18px; color: palette(text); }"));
     m_reviewView = new ReviewView(m_stack);
     m_reviewView->setCategories(cw::heads::cuadCategories());
+    m_firstRun = new FirstRunPage(m_stack);
+    m_firstRun->setDataFolder(cw::userFolders().data);
     m_stack->addWidget(m_dropZone);
     m_stack->addWidget(m_reviewView);
+    m_stack->addWidget(m_firstRun);
+    if (cw::AppSettings::firstRunChoice().isEmpty())
+        m_stack->setCurrentWidget(m_firstRun);
     auto* central = new QWidget(this);
     auto* centralLayout = new QVBoxLayout(central);
     centralLayout->setContentsMargins(0, 0, 0, 0);
@@ -128,6 +136,20 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     connect(m_queue, &cw::ReviewQueue::queueChanged, this, [this](int pending) {
         if (pending > 0)
             statusBar()->showMessage(tr("%n more contract(s) queued", nullptr, pending), 4000);
+    });
+    connect(m_firstRun, &FirstRunPage::startWithFastHeads, this,
+        [this] { finishFirstRun(QStringLiteral("fast")); });
+    connect(m_firstRun, &FirstRunPage::openSampleContract, this, [this] {
+        finishFirstRun(QStringLiteral("fast"));
+        const QString sample = cw::sampleContractPath();
+        if (sample.isEmpty())
+            showError(tr("The sample contract is not installed."));
+        else
+            openContract(sample);
+    });
+    connect(m_firstRun, &FirstRunPage::chooseModel, this, [this] {
+        if (showModelSettings())
+            finishFirstRun(QStringLiteral("model"));
     });
     connect(m_reviewView, &ReviewView::findingEdited, this,
         [this](int index, const QString& category, cw::Risk risk, const QString& comment) {
@@ -217,10 +239,12 @@ void MainWindow::createActions()
     }
 
     auto* modelMenu = menuBar()->addMenu(tr("&Model"));
-    modelMenu->addAction(tr("Model &Settings…"), this, &MainWindow::showModelSettings)
+    modelMenu->addAction(tr("Model &Settings…"), this, [this] { showModelSettings(); })
         ->setShortcut(QKeySequence::Preferences);
 
     auto* helpMenu = menuBar()->addMenu(tr("&Help"));
+    helpMenu->addAction(
+        tr("&Getting Started"), this, [this] { m_stack->setCurrentWidget(m_firstRun); });
     helpMenu->addAction(tr("&About Clausewright"), this, [this] {
         QMessageBox::about(this, tr("About Clausewright"),
             tr("<h3>Clausewright %1</h3><p>Contract review with a language model that runs on "
@@ -401,7 +425,9 @@ void MainWindow::onReviewFailed(const QString& path, const QString& message)
         m_previewPath.clear();
         m_reviewView->setReview(m_beforePreview);
         const bool had = m_reviewView->hasReview();
-        m_stack->setCurrentWidget(had ? static_cast<QWidget*>(m_reviewView) : m_dropZone);
+        m_stack->setCurrentWidget(had                         ? static_cast<QWidget*>(m_reviewView)
+                : cw::AppSettings::firstRunChoice().isEmpty() ? static_cast<QWidget*>(m_firstRun)
+                                                              : m_dropZone);
         m_exportAction->setEnabled(had);
         setWindowTitle(had ? tr("%1 — Clausewright")
                                  .arg(QFileInfo(m_reviewView->review().document.path).fileName())
@@ -560,11 +586,34 @@ QCoro::Task<bool> MainWindow::openFromHistory(qint64 reviewId)
     co_return true;
 }
 
-void MainWindow::showModelSettings()
+bool MainWindow::showModelSettings(const QString& modelPath)
 {
     ModelSettingsDialog dialog(this);
-    if (dialog.exec() == QDialog::Accepted)
-        updateModelStatus();
+    if (!modelPath.isEmpty())
+        dialog.setModelPath(modelPath);
+    if (dialog.exec() != QDialog::Accepted)
+        return false;
+    updateModelStatus();
+    return true;
+}
+
+void MainWindow::finishFirstRun(const QString& choice)
+{
+    cw::AppSettings::setFirstRunChoice(choice);
+    if (m_stack->currentWidget() == m_firstRun)
+        m_stack->setCurrentWidget(
+            m_reviewView->hasReview() ? static_cast<QWidget*>(m_reviewView) : m_dropZone);
+}
+
+void MainWindow::openFile(const QString& path)
+{
+    if (QFileInfo(path).suffix().compare(QLatin1String("gguf"), Qt::CaseInsensitive) == 0) {
+        // A model opened with the application (application/x-gguf): offer it in Model Settings,
+        // which reads it in a separate process. Queued: this may run before the window shows.
+        QTimer::singleShot(0, this, [this, path] { showModelSettings(path); });
+        return;
+    }
+    openContract(path);
 }
 
 void MainWindow::setLanguage(const QString& language)
@@ -599,7 +648,7 @@ void MainWindow::dropEvent(QDropEvent* event)
 {
     for (const QUrl& url : event->mimeData()->urls()) {
         if (url.isLocalFile())
-            openContract(url.toLocalFile());
+            openFile(url.toLocalFile());
     }
 }
 

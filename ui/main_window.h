@@ -19,6 +19,7 @@ class ReviewQueue;
 
 namespace cw::ui {
 
+class FirstRunPage;
 class HistoryDialog;
 class MessageBar;
 class ReviewView;
@@ -36,6 +37,9 @@ public:
     // window-modal dialog named "pdfPasswordDialog"), and a PDF's first page shows while it
     // is being read.
     void openContract(const QString& path);
+    // A file opened with the application or dropped on it: a GGUF model opens Model Settings
+    // with it filled in, anything else is reviewed as a contract.
+    void openFile(const QString& path);
     ReviewView* reviewView() const { return m_reviewView; }
     HistoryStore* history() const { return m_history.get(); }
     ReviewQueue* queue() const { return m_queue; }
@@ -70,12 +74,14 @@ private:
     QCoro::Task<> onFindingEdited(int index, QString category, cw::Risk risk, QString comment);
     void chooseExport();
     void showHistory();
-    void showModelSettings();
+    bool showModelSettings(const QString& modelPath = {}); // true: saved
+    void finishFirstRun(const QString& choice);
     void setLanguage(const QString& language);
 
     QStackedWidget* m_stack = nullptr;
     MessageBar* m_messageBar = nullptr;
     QLabel* m_dropZone = nullptr;
+    FirstRunPage* m_firstRun = nullptr;
     ReviewView* m_reviewView = nullptr;
     cw::ReviewQueue* m_queue = nullptr;
     std::unique_ptr<cw::HistoryStore> m_history;

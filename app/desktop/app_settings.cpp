@@ -64,6 +64,16 @@ void AppSettings::addRecentFile(const QString& path)
     QSettings().setValue(QStringLiteral("ui/recentFiles"), files);
 }
 
+QString AppSettings::firstRunChoice()
+{
+    return QSettings().value(QStringLiteral("firstRun/choice")).toString();
+}
+
+void AppSettings::setFirstRunChoice(const QString& choice)
+{
+    QSettings().setValue(QStringLiteral("firstRun/choice"), choice);
+}
+
 QByteArray AppSettings::windowGeometry()
 {
     return QSettings().value(QStringLiteral("ui/geometry")).toByteArray();

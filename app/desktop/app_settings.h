@@ -28,6 +28,11 @@ public:
     static QStringList recentFiles();
     static void addRecentFile(const QString& path);
 
+    // The first-run page: shown until the user picks how to start ("fast" heads now, or
+    // "model"), then only from Help ▸ Getting Started.
+    static QString firstRunChoice(); // empty: not chosen yet
+    static void setFirstRunChoice(const QString& choice);
+
     static QByteArray windowGeometry();
     static QByteArray windowState();
     static void setWindowGeometry(const QByteArray& geometry, const QByteArray& state);

@@ -144,6 +144,45 @@
     </message>
 </context>
 <context>
+    <name>cw::ui::FirstRunPage</name>
+    <message>
+        <source>%1 GB</source>
+        <translation>%1 GB</translation>
+    </message>
+    <message>
+        <source>Welcome to Clausewright</source>
+        <translation>欢迎使用 Clausewright</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;The built-in clause heads work now, without a model.&lt;/b&gt; Drop a contract (PDF, DOCX or TXT) on the window or choose File ▸ Open: every clause is classified into the CUAD categories, its key terms are extracted and it is rated against the playbook.</source>
+        <translation>&lt;b&gt;内置的条款识别头现在即可使用，无需模型。&lt;/b&gt;把合同（PDF、DOCX 或 TXT）拖到窗口上，或选择“文件 ▸ 打开”：每个条款都会归入 CUAD 类别，提取关键条款内容，并按审阅规则评定风险。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;A language model can check their work.&lt;/b&gt; Choose one in Model ▸ Model Settings: a GGUF file as published for llama.cpp, or a Hugging Face model folder, of Qwen3-30B-A3B or Qwen3.6-35B-A3B. It runs on this computer, on an NVIDIA GPU where there is one, else on the CPU (slower). The weights need about:</source>
+        <translation>&lt;b&gt;语言模型可以复核它们的结果。&lt;/b&gt;在“模型 ▸ 模型设置”中选择模型：为 llama.cpp 发布的 GGUF 文件，或 Hugging Face 模型文件夹，支持 Qwen3-30B-A3B 和 Qwen3.6-35B-A3B。模型在本机运行：有 NVIDIA GPU 时用 GPU，否则用 CPU（较慢）。权重大约需要：</translation>
+    </message>
+    <message>
+        <source>plus the KV cache for the context length. A 24 GB GPU takes the Q4_K_M files (the 35B with a short context), 48 GB the Q8_0 files, 80 GB and more BF16. Model Settings reads the file you choose and shows its memory plan (&lt;tt&gt;clausewright-cli inspect&lt;/tt&gt;) before anything is loaded.</source>
+        <translation>另加与上下文长度相应的 KV 缓存。24 GB 显存可装下 Q4_K_M 文件（35B 需用较短的上下文），48 GB 可装下 Q8_0 文件，80 GB 及以上可用 BF16。模型设置会先读取所选文件并显示其内存计划（&lt;tt&gt;clausewright-cli inspect&lt;/tt&gt;），然后才加载。</translation>
+    </message>
+    <message>
+        <source>Start with the &amp;Fast Heads</source>
+        <translation>先用快速识别头开始(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Open the &amp;Sample Contract</source>
+        <translation>打开示例合同(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Choose a &amp;Model…</source>
+        <translation>选择模型(&amp;M)…</translation>
+    </message>
+    <message>
+        <source>Your review history and the plugins you add are kept in &lt;tt&gt;%1&lt;/tt&gt;. Removing the program leaves them there.</source>
+        <translation>审阅历史和您添加的插件保存在 &lt;tt&gt;%1&lt;/tt&gt;。卸载程序时它们会保留。</translation>
+    </message>
+</context>
+<context>
     <name>cw::ui::HistoryDialog</name>
     <message>
         <source>Review history</source>
@@ -558,6 +597,14 @@ Password:</source>
     <message>
         <source>Last review: %1 pages in %2 s</source>
         <translation>上次审阅：%1 页，用时 %2 秒</translation>
+    </message>
+    <message>
+        <source>The sample contract is not installed.</source>
+        <translation>示例合同未安装。</translation>
+    </message>
+    <message>
+        <source>&amp;Getting Started</source>
+        <translation>入门(&amp;G)</translation>
     </message>
 </context>
 <context>

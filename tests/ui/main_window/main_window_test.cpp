@@ -2,7 +2,9 @@
 // table fill, select a clause (highlighted on its page), export a report, reopen the review
 // from the history. Screenshots land in the test's build folder (and in
 // resources/screenshots when CW_UPDATE_SCREENSHOTS=1).
+#include "app/desktop/app_settings.h"
 #include "app/desktop/review_queue.h"
+#include "app/desktop/user_folders.h"
 #include "app/history/history_store.h"
 #include "app/ingest/pdf_passwords.h"
 #include "app/render/pdf_page_renderer.h"
@@ -23,6 +25,8 @@
 #include <QLabel>
 #include <QMimeData>
 #include <QProcess>
+#include <QPushButton>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTableView>
@@ -85,6 +89,37 @@ private slots:
         QStandardPaths::setTestModeEnabled(true); // QSettings and data stay out of the user's
         QApplication::setApplicationName(QStringLiteral("clausewright-ui-test"));
         QVERIFY(m_dir.isValid());
+    }
+
+    void firstStartShowsGettingStartedUntilAChoiceIsMade()
+    {
+        QSettings().remove(QStringLiteral("firstRun/choice"));
+        const auto folders = cw::createUserFolders();
+        QVERIFY(folders.ok());
+        QVERIFY(QDir(folders->data).exists());
+        QVERIFY(QDir(folders->plugins).exists());
+        QCOMPARE(QFileInfo(folders->historyDatabase).absolutePath(), folders->data);
+        {
+            cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("first.sqlite")));
+            window.resize(1100, 760);
+            window.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&window));
+            auto* page = window.findChild<QWidget*>(QStringLiteral("firstRunPage"));
+            QVERIFY(page && page->isVisible());
+            QVERIFY(labelText(&window, "firstRunDataFolder")
+                        .contains(QDir::toNativeSeparators(folders->data).toHtmlEscaped()));
+            saveScreenshot(&window, QStringLiteral("first-run.png"));
+            auto* fast = window.findChild<QPushButton*>(QStringLiteral("firstRunFastHeads"));
+            QVERIFY(fast);
+            fast->click();
+            QVERIFY(!page->isVisible());
+            QVERIFY(window.findChild<QLabel*>(QStringLiteral("dropZone"))->isVisible());
+        }
+        QCOMPARE(cw::AppSettings::firstRunChoice(), QStringLiteral("fast"));
+        cw::ui::MainWindow again(nullptr, m_dir.filePath(QStringLiteral("first.sqlite")));
+        again.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&again));
+        QVERIFY(!again.findChild<QWidget*>(QStringLiteral("firstRunPage"))->isVisible());
     }
 
     void opensAnEmptyWindowWithADropZone()
