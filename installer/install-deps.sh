@@ -11,7 +11,12 @@ packages=(
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev liblzma-dev libyaml-cpp-dev
   libgtest-dev libbenchmark-dev
   xvfb xauth fonts-dejavu fonts-noto-cjk poppler-utils xz-utils
+  desktop-file-utils appstream libxml2-utils
 )
+# tests/install/package_test.sh: a Debian 12 root to install into, Xvfb's screen to PNG.
+if [[ "${CW_WITH_PACKAGING:-0}" == 1 ]]; then
+  packages+=(debootstrap dpkg-dev fakeroot netpbm librsvg2-bin)
+fi
 if [[ "${CW_WITH_FUZZ:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
