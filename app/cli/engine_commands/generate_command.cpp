@@ -101,6 +101,8 @@ int runGenerate(std::span<char*> args)
     auto model = cw::engine::Model::create(std::move(*description), options);
     if (!model)
         return fail(model.error().message);
+    if (!asJson && (*model)->onGpu())
+        std::fprintf(stderr, "generate: %s\n", (*model)->memoryPlan().c_str());
     const cw::engine::TextCallback stream = [&](std::string_view piece) {
         if (!asJson) {
             std::fwrite(piece.data(), 1, piece.size(), stdout);
