@@ -109,8 +109,12 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
 
 ModelSettingsDialog::~ModelSettingsDialog()
 {
-    if (m_inspect)
+    if (m_inspect) {
+        // Its finished/errorOccurred handlers write to this dialog's widgets, which are gone
+        // by the time the process (a child) is destroyed and reports.
+        m_inspect->disconnect(this);
         m_inspect->kill();
+    }
 }
 
 void ModelSettingsDialog::setModelPath(const QString& path)

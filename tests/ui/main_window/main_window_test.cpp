@@ -18,6 +18,7 @@
 #include "ui/ui_theme.h"
 
 #include <QApplication>
+#include <QDialog>
 #include <QDir>
 #include <QDropEvent>
 #include <QFileInfo>
@@ -31,6 +32,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTimer>
 #include <QTest>
 #include <csignal>
 #include <qcoro/qcorotask.h>
@@ -120,6 +122,37 @@ private slots:
         again.show();
         QVERIFY(QTest::qWaitForWindowExposed(&again));
         QVERIFY(!again.findChild<QWidget*>(QStringLiteral("firstRunPage"))->isVisible());
+    }
+
+    void opensAGgufFileInModelSettings()
+    {
+        cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("gguf.sqlite")));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        const QString model = m_dir.filePath(QStringLiteral("tiny.gguf"));
+        QFile file(model);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.write("GGUF");
+        file.close();
+        // The dialog runs its own event loop: a timer inside it reads the path and closes it.
+        QString shownPath;
+        bool seen = false;
+        QTimer poll;
+        connect(&poll, &QTimer::timeout, &window, [&] {
+            auto* dialog = window.findChild<QDialog*>(QStringLiteral("modelSettings"));
+            if (!dialog || !dialog->isVisible())
+                return;
+            for (auto* edit : dialog->findChildren<QLineEdit*>()) {
+                if (edit->accessibleName() == QLatin1String("Model path"))
+                    shownPath = edit->text();
+            }
+            seen = true;
+            dialog->reject();
+        });
+        poll.start(20);
+        window.openFile(model);
+        QTRY_VERIFY_WITH_TIMEOUT(seen, 10000);
+        QCOMPARE(shownPath, model);
     }
 
     void opensAnEmptyWindowWithADropZone()
