@@ -63,8 +63,7 @@ trap cleanup EXIT
 
 display=:$((90 + RANDOM % 9))
 mkdir -p "$out/fb"
-Xvfb "$display" -screen 0 1400x900x24 -fbdir "$out/fb" -nolisten tcp >"$out/xvfb.log" 2>&1 &
-xvfb=$!
+[[ -d /tmp/.X11-unix ]] || install -d -m 1777 /tmp/.X11-unix # bind-mounted into the roots
 
 fresh_root() { # name: sets root to a copy of the base root, mounted, with a user "reviewer"
   local r=/var/tmp/cw-root-$1.$$
@@ -75,12 +74,13 @@ fresh_root() { # name: sets root to a copy of the base root, mounted, with a use
   mount --bind /dev "$r/dev" && mounted+=("$r/dev")
   mkdir -p "$r/tmp/.X11-unix" && mount --bind /tmp/.X11-unix "$r/tmp/.X11-unix" && mounted+=("$r/tmp/.X11-unix")
   chroot "$r" useradd -m -s /bin/sh reviewer
+  chroot "$r" install -d -m 700 -o reviewer -g reviewer /run/user/reviewer
   root=$r
 }
 as_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
 as_user() {
   chroot --userspec=reviewer:reviewer "$root" env -i HOME=/home/reviewer USER=reviewer \
-    PATH=/usr/bin:/bin LANG=C.UTF-8 DISPLAY="$display" XDG_RUNTIME_DIR=/tmp "$@"
+    PATH=/usr/bin:/bin LANG=C.UTF-8 DISPLAY="$display" XDG_RUNTIME_DIR=/run/user/reviewer "$@"
 }
 screenshot() { # file
   xwdtopnm "$out/fb/Xvfb_screen0" 2>/dev/null | pnmtopng >"$1"
@@ -93,6 +93,10 @@ has_review() { as_user $cli history list 2>/dev/null | grep -E ' of [1-9][0-9]* 
 run_gui() { # name seconds expect_review command...
   local name=$1 seconds=$2 expect=$3
   shift 3
+  # A new X server per run: its framebuffer shows this GUI only, never the last one's frame.
+  Xvfb "$display" -screen 0 1400x900x24 -fbdir "$out/fb" -nolisten tcp >"$out/xvfb-$name.log" 2>&1 &
+  xvfb=$!
+  sleep 1
   as_user sh -c "$*" >"$out/$name.log" 2>&1 &
   local gui=$! waited=0
   while ((waited < seconds)); do
@@ -107,6 +111,8 @@ run_gui() { # name seconds expect_review command...
   kill "$gui" 2>/dev/null || true
   pkill -TERM -P "$gui" 2>/dev/null || true
   wait "$gui" 2>/dev/null || true
+  kill "$xvfb" && wait "$xvfb" 2>/dev/null || true
+  xvfb=
   if [[ $expect == 1 ]] && ! has_review; then
     fail "$name: no review of the sample in the history after ${seconds} s"
   fi
@@ -114,6 +120,7 @@ run_gui() { # name seconds expect_review command...
 check_user_data() {
   local data=$root/home/reviewer/.local/share/Clausewright/Clausewright
   [[ -f "$data/history.sqlite" && -d "$data/plugins" ]] || fail "user data folder incomplete: $(ls -la "$data" 2>&1)"
+  echo "user data: $(cd "$root/home/reviewer" && find .local/share/Clausewright .config/Clausewright 2>/dev/null | tr '\n' ' ')"
 }
 
 # ---- the Debian package
