@@ -8,10 +8,32 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QSettings>
+#include <cstring>
+#include <memory>
+
+namespace {
+
+// --help and --version print and exit: they need no display (a terminal over SSH has none,
+// and QApplication without one aborts).
+bool onlyPrints(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        for (const char* option : { "-h", "--help", "--help-all", "-v", "--version" }) {
+            if (std::strcmp(argv[i], option) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
 
 int main(int argc, char** argv)
 {
-    QApplication app(argc, argv);
+    const std::unique_ptr<QCoreApplication> application = onlyPrints(argc, argv)
+        ? std::make_unique<QCoreApplication>(argc, argv)
+        : std::make_unique<QApplication>(argc, argv);
+    QCoreApplication& app = *application;
     QApplication::setApplicationName(QStringLiteral("Clausewright"));
     QApplication::setOrganizationName(QStringLiteral("Clausewright"));
     QApplication::setApplicationVersion(QStringLiteral(CW_VERSION));
@@ -19,7 +41,7 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        QStringLiteral("Local contract review and unit-test generation with an in-process model"));
+        QStringLiteral("Contract review with a language model that runs on this computer"));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("files"),
