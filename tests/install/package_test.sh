@@ -38,6 +38,7 @@ rm -rf "$out" && mkdir -p "$out"
 step "build and package (cpack -G DEB)"
 cmake --build "$build" -j "${CW_JOBS:-1}" >"$out/build.log"
 (cd "$build" && cpack -G DEB -B "$out/deb" >"$out/cpack.log" 2>&1) || { tail -30 "$out/cpack.log"; fail "cpack"; }
+rm -rf "$out/deb/_CPack_Packages" # the staged tree: 1.5 GB with the CUDA libraries
 deb=$(ls "$out"/deb/clausewright_*.deb)
 dpkg-deb -I "$deb" | tee "$out/deb-info.txt" | sed -n '/Package:/,/Description:/p'
 ls -l "$deb"
