@@ -34,15 +34,6 @@ Result<DeviceSpec> parseDevice(std::string_view text)
         + "\": use cpu, cuda, cuda:N (N: the GPU's number in `clausewright-cli devices`) or auto");
 }
 
-bool cudaBackendBuilt()
-{
-#if defined(CW_HAVE_CUDA)
-    return true;
-#else
-    return false;
-#endif
-}
-
 namespace {
 
 std::unique_ptr<Backend> cpuBackend(

@@ -30,9 +30,6 @@ struct BackendRequest {
     std::string gpuPrecision = "bf16"; // "bf16", "tf32" or "f32"
 };
 
-// Whether this build has the CUDA backend.
-bool cudaBackendBuilt();
-
 // A CUDA device that cannot take the model (no driver, too old, not enough memory) is an
 // error whose message says what is needed and offers the CPU; only "auto" falls back.
 Result<std::unique_ptr<Backend>> createBackend(const ModelDescription& description,

@@ -30,6 +30,14 @@ std::string layerTensor(std::int64_t layer, const char* suffix)
     return "blk." + std::to_string(layer) + "." + suffix;
 }
 
+int ModelWeights::layersOf(LayerKind kind) const
+{
+    int n = 0;
+    for (const auto& layer : layers)
+        n += layer.kind == kind ? 1 : 0;
+    return n;
+}
+
 WeightMatrix ExpertStack::expert(std::int64_t e) const
 {
     WeightMatrix m;

@@ -72,6 +72,9 @@ struct ModelWeights {
     std::vector<float> outputNorm;
     std::vector<LayerWeights> layers;
     std::vector<float> ropeInvFreq; // ropeDim / 2
+
+    // Layers of one kind: the KV cache's layer count (attention), the recurrent states' (DeltaNet).
+    int layersOf(LayerKind kind) const;
 };
 
 // Helpers the per-architecture binders share. They return errors naming the tensor.

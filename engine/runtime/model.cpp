@@ -38,7 +38,7 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
                          "negative");
     if (options.contextLength < 0)
         return makeError("the context length must not be negative");
-    std::unique_ptr<Model> model(new Model(std::move(description), std::move(*weights), options));
+    std::unique_ptr<Model> model(new Model(std::move(description), std::move(*weights)));
 
     const auto& hp = model->hparams();
     const bool mayUseGpu = device->kind != DeviceSpec::Kind::Cpu;
@@ -69,29 +69,26 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
     capacity.kvBlocks = (kvTokens + options.kvBlockTokens - 1) / options.kvBlockTokens;
     // Prefill chunk: the GPU's tensor cores want large products; the CPU shorter steps so a
     // cancel lands quickly. The GPU's step workspace is sized for the largest step.
-    const std::int64_t chunk = options.prefillChunk > 0 ? options.prefillChunk : 0;
-    capacity.maxStepRows = std::max<std::int64_t>(chunk > 0 ? chunk : 4096, options.maxSequences);
+    const std::int64_t chunk = options.prefillChunk;
+    capacity.maxStepRows
+        = std::max<std::int64_t>(chunk > 0 ? chunk : kGpuPrefillChunk, options.maxSequences);
     auto backend = createBackend(model->m_description, model->m_weights, request);
     if (!backend)
         return backend.error();
     model->m_backend = std::move(*backend);
-    model->m_prefillChunk = chunk > 0 ? chunk : (model->m_backend->isGpu() ? 4096 : 256);
+    model->m_prefillChunk
+        = chunk > 0 ? chunk : (model->m_backend->isGpu() ? kGpuPrefillChunk : kCpuPrefillChunk);
     model->m_kv = std::make_unique<KvCachePool>(
         options.kvBlockTokens, capacity.kvBlocks, model->m_backend->kvStore());
     return model;
 }
 
-Model::Model(ModelDescription description, ModelWeights weights, const ModelOptions& options)
+Model::Model(ModelDescription description, ModelWeights weights)
     : m_description(std::move(description))
     , m_weights(std::move(weights))
-    , m_options(options)
+    , m_deltaLayers(m_weights.layersOf(LayerKind::GatedDeltaNet))
+    , m_attentionLayers(m_weights.layersOf(LayerKind::FullAttention))
 {
-    for (const auto& layer : m_weights.layers) {
-        if (layer.kind == LayerKind::FullAttention)
-            ++m_attentionLayers;
-        else
-            ++m_deltaLayers;
-    }
 }
 
 Model::~Model() = default;

@@ -42,6 +42,9 @@ struct ModelOptions {
 };
 
 constexpr std::int64_t kDefaultGpuContext = 32768;
+// Default prefill chunks (ModelOptions::prefillChunk 0).
+constexpr std::int64_t kCpuPrefillChunk = 256;
+constexpr std::int64_t kGpuPrefillChunk = 4096;
 
 // Tokens to add to one sequence in a step, and which logits to return for them.
 struct ForwardRequest {
@@ -96,14 +99,13 @@ public:
 
 private:
     friend class Sequence;
-    Model(ModelDescription description, ModelWeights weights, const ModelOptions& options);
+    Model(ModelDescription description, ModelWeights weights);
     void releaseSequence(Sequence& sequence);
     Result<void> reserveBlocks(const ForwardRequest& request);
     Result<StepOutput> run(std::span<const ForwardRequest> requests, bool wantLogits);
 
     ModelDescription m_description;
     ModelWeights m_weights;
-    ModelOptions m_options;
     std::int64_t m_contextLength = 0;
     std::int64_t m_prefillChunk = 0;
     int m_deltaLayers = 0;

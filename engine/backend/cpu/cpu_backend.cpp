@@ -11,18 +11,6 @@ namespace cw::engine {
 
 namespace ops = kernels::ops;
 
-namespace {
-
-int countAttentionLayers(const ModelWeights& weights)
-{
-    int n = 0;
-    for (const auto& layer : weights.layers)
-        n += layer.kind == LayerKind::FullAttention ? 1 : 0;
-    return n;
-}
-
-} // namespace
-
 std::string CpuBackend::blockBefore(NormSite site) const
 {
     const int last = int(m_weights.layers.size()) - 1;
@@ -41,9 +29,9 @@ CpuBackend::CpuBackend(const ModelDescription& description, const ModelWeights& 
     : m_description(description)
     , m_weights(weights)
     , m_pool(std::make_unique<kernels::ThreadPool>(options.threads))
-    , m_kv(countAttentionLayers(weights),
+    , m_kv(weights.layersOf(LayerKind::FullAttention),
           description.hparams.numKvHeads * description.hparams.headDim, options.kvBlockTokens)
-    , m_deltaLayers(int(weights.layers.size()) - countAttentionLayers(weights))
+    , m_deltaLayers(weights.layersOf(LayerKind::GatedDeltaNet))
     , m_integerProducts(options.integerProducts)
     , m_renormalise(description.hparams.architecture == Architecture::Qwen35Moe
           || description.hparams.normTopkProb)

@@ -144,6 +144,7 @@ private:
     std::int32_t* m_greedy = nullptr; // [kMatVecMaxTokens] argmax of each logit row
     float* m_greedyValue = nullptr;
     cuda::DeviceScratch m_scratch;
+    std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
     float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
     StepLayoutBuffer m_layoutBuffer;
 
@@ -240,9 +241,8 @@ Result<void> CudaBackend::initialise()
     m_rowCapacity = std::max<std::int64_t>(cap.maxStepRows, cap.maxSequences);
     m_sequenceCapacity = std::max(cap.maxSequences, 1);
 
-    int attentionLayers = 0, deltaLayers = 0;
-    for (const auto& L : m_hostWeights.layers)
-        (L.kind == LayerKind::FullAttention ? attentionLayers : deltaLayers)++;
+    const int attentionLayers = m_hostWeights.layersOf(LayerKind::FullAttention);
+    const int deltaLayers = m_hostWeights.layersOf(LayerKind::GatedDeltaNet);
     const std::int64_t sh = hp.sharedExpertFfnSize;
     const std::int64_t E = hp.numExperts, K = hp.numExpertsPerToken;
     const std::size_t attentionTemp = std::size_t(m_qRow + 2 * m_kvDim + 2 * m_attnDim);
@@ -263,7 +263,8 @@ Result<void> CudaBackend::initialise()
         = std::size_t(hp.linearNumValueHeads * hp.linearKeyHeadDim * hp.linearValueHeadDim);
     const std::uint64_t stateBytes = std::uint64_t(deltaLayers) * std::uint64_t(m_sequenceCapacity)
         * (m_convFloats + m_recurrentFloats) * 4;
-    const std::size_t scratch = scratchBytes(m_rowCapacity) + kCublasWorkspace;
+    m_scratchBytes = scratchBytes(m_rowCapacity);
+    const std::size_t scratch = m_scratchBytes + kCublasWorkspace;
     const std::uint64_t activations = std::uint64_t(m_rowCapacity) * 3 * std::uint64_t(m_hidden) * 4
         + m_tempFloats * 4
         + std::uint64_t(cuda::kMatVecMaxTokens) * std::uint64_t(hp.vocabSize + m_hidden) * 4;
@@ -337,13 +338,10 @@ std::size_t CudaBackend::scratchBytes(std::int64_t rows) const
     capacity.sequences = m_sequenceCapacity;
     capacity.maxTokensPerSequence = std::int32_t(rows);
     capacity.maxContext = std::int32_t(m_options.capacity.contextLength);
-    for (const auto& L : m_hostWeights.layers) {
-        if (L.kind == LayerKind::FullAttention)
-            need(cuda::pagedAttentionScratchBytes(m_attentionShape, capacity));
-        else
-            need(cuda::deltaNetScratchBytes(m_deltaShape, capacity));
-        (void)L;
-    }
+    if (m_hostWeights.layersOf(LayerKind::FullAttention) > 0)
+        need(cuda::pagedAttentionScratchBytes(m_attentionShape, capacity));
+    if (m_hostWeights.layersOf(LayerKind::GatedDeltaNet) > 0)
+        need(cuda::deltaNetScratchBytes(m_deltaShape, capacity));
     // Matrix scratch depends on shapes only; the device copies do not exist yet, so the host
     // weights' shapes stand in, with a placeholder address aligned as every cudaMalloc is (a
     // null one reads as "no matrix" and sized no scratch: on the H200 the prefill products of
@@ -418,7 +416,7 @@ Result<void> CudaBackend::allocateBuffers()
         return greedy.error();
     m_greedy = static_cast<std::int32_t*>(*greedy);
     m_greedyValue = reinterpret_cast<float*>(m_greedy + cuda::kMatVecMaxTokens);
-    const std::size_t scratch = scratchBytes(m_rowCapacity);
+    const std::size_t scratch = m_scratchBytes; // sized with the memory plan
     auto s = m_arena.allocate(scratch + kCublasWorkspace, "the products' scratch");
     if (!s)
         return s.error();

@@ -8,6 +8,7 @@
 // butterfly (a lane ends with whole scores instead of every lane with every score), and the
 // probabilities go through a small per-warp shared table. f32 throughout: these results are
 // compared with the CPU at 1e-5.
+#include "kernels/cuda/attention/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 
@@ -41,26 +42,6 @@ struct DecodeParams {
     std::int32_t heads, kvHeads, headDim, group, headChunks, splits;
     float scale;
 };
-
-// 16 bytes global -> shared without going through registers; zero-filled when !valid.
-__device__ __forceinline__ void copyAsync16(void* shared, const void* global, bool valid)
-{
-    const unsigned address = unsigned(__cvta_generic_to_shared(shared));
-    const int bytes = valid ? 16 : 0;
-    asm volatile(
-        "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes)
-        : "memory");
-}
-
-__device__ __forceinline__ void commitAsync()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int PENDING> __device__ __forceinline__ void waitAsync()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
-}
 
 __device__ __forceinline__ float dot4(float4 a, float4 b)
 {

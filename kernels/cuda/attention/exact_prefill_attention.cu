@@ -13,6 +13,7 @@
 // memory, transposed, so that one 16-byte load gives a key's weights for the four rows.
 // Keys and values take turns in one buffer: head dim 256 then fits the 163 KB of sm_80 (not
 // the 99 KB of sm_86/89, where head dims above 128 fail to launch).
+#include "kernels/cuda/attention/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 
@@ -58,16 +59,6 @@ template <int D> __host__ __device__ constexpr int rowStride()
 template <int D> constexpr int exactSharedBytes()
 {
     return ((kRows + kKeys) * rowStride<D>() + kKeys * kProbStride) * int(sizeof(float));
-}
-
-// 16 bytes global -> shared without going through registers; zero-filled when !valid.
-__device__ __forceinline__ void copyAsync16(void* shared, const void* global, bool valid)
-{
-    const unsigned address = unsigned(__cvta_generic_to_shared(shared));
-    const int bytes = valid ? 16 : 0;
-    asm volatile(
-        "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes)
-        : "memory");
 }
 
 __device__ __forceinline__ void fma4(float4& acc, float w, const float4& v)
@@ -147,8 +138,8 @@ __global__ void __launch_bounds__(kThreads, BLOCKS) exactPrefillKernel(ExactPara
                 = valid ? headBase + p.cache.keyOffset(seq, key) + plane + c * 4 : p.cache.base;
             copyAsync16(kvs + r * kStride + c * 4, src, valid);
         }
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        commitAsync();
+        waitAsync<0>();
         __syncthreads();
     };
 

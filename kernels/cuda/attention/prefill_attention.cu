@@ -4,6 +4,7 @@
 // with cp.async and ldmatrix like any bf16 attention: bf16 mma.sync m16n8k16, f32
 // accumulators and online softmax, one warp per 16 query rows, key tiles past a block's last
 // query position never visited and those past a warp's rows skipped.
+#include "kernels/cuda/attention/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 
@@ -37,26 +38,6 @@ __device__ __forceinline__ uint4 packBf16(float4 a, float4 b)
 {
     return make_uint4(
         packBf16(a.x, a.y), packBf16(a.z, a.w), packBf16(b.x, b.y), packBf16(b.z, b.w));
-}
-
-// 16 bytes global -> shared without going through registers; zero-filled when !valid.
-__device__ __forceinline__ void copyAsync16(void* shared, const void* global, bool valid)
-{
-    const unsigned address = unsigned(__cvta_generic_to_shared(shared));
-    const int bytes = valid ? 16 : 0;
-    asm volatile(
-        "cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(address), "l"(global), "r"(bytes)
-        : "memory");
-}
-
-__device__ __forceinline__ void commitAsync()
-{
-    asm volatile("cp.async.commit_group;\n" ::: "memory");
-}
-
-template <int PENDING> __device__ __forceinline__ void waitAsync()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
 __device__ __forceinline__ void loadMatrices(std::uint32_t (&r)[4], unsigned address)
