@@ -3,7 +3,9 @@
 # Debian packages it needs travel as .deb files in .device-carry/debs), runs the gpu tests and,
 # with "bench", measures clausewright-cli bench beside llama.cpp (.device-carry/peer) on one
 # synthetic Qwen3.6-35B-A3B Q4_K_M file. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build] [test] [bench] [peer]
+#   tests/gpu/run_on_device.sh [build] [test] [bench] [profile] [peer]
+# "profile" records one decode step (batch 1 and 32) and one prefill step under ncu, summed
+# per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
@@ -37,9 +39,8 @@ if has build; then
       echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$OUT/synth.err") &
     synth_pid=$!
   fi
-  gpu_tests=$(ls -d tests/gpu/*/ | xargs -n1 basename | sed 's/^/gpu_/')
-  ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_model_golden gpu_model_golden_bf16 gpu_model_vs_cpu \
-    $gpu_tests >>"$OUT/build.log" 2>&1
+  ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
+    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant >>"$OUT/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
   grep -E "error|FAILED" "$OUT/build.log" | head -20
 fi
@@ -53,9 +54,23 @@ if has bench; then
   cat "$OUT/synth.err" 2>/dev/null | tail -2
   export CW_COMMIT=${CW_COMMIT:-unknown}
   : >"$OUT/bench.jsonl"
-  for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1" "--prompt-tokens 8192 --gen-tokens 2 --batch 1" \
-      "--prompt-tokens 512 --gen-tokens 16 --batch 32" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
+  # --repeat 3: the first run also pays each batch size's eager warm-up and graph capture.
+  for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 3" "--prompt-tokens 8192 --gen-tokens 2 --batch 1" \
+      "--prompt-tokens 512 --gen-tokens 16 --batch 32 --repeat 2" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
+fi
+if has profile; then
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  NCU="ncu --clock-control none --profile-from-start off --metrics gpu__time_duration.sum --csv"
+  # Steps: 1 prefill, 2 eager warm-up, 3 capture, 4.. graph replays.
+  for spec in "b1 6 --prompt-tokens 512 --gen-tokens 8 --batch 1" \
+      "b32 37 --prompt-tokens 512 --gen-tokens 8 --batch 32" \
+      "p8k 1 --prompt-tokens 4096 --gen-tokens 1 --batch 1"; do
+    set -- $spec; name=$1; step=$2; shift 2
+    CW_CUDA_PROFILE_STEP=$step timeout 200 $NCU $B bench --model $M --device cuda:0 "$@" \
+      >"$OUT/ncu_$name.csv" 2>"$OUT/ncu_$name.err"
+    echo "== $name (exit $?)"; python3 tests/gpu/ncu_summary.py "$OUT/ncu_$name.csv" 25
+  done
 fi

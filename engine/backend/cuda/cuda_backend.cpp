@@ -15,8 +15,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <functional>
 #include <map>
@@ -27,6 +29,16 @@ namespace cw::engine {
 namespace cuda = kernels::cuda;
 
 namespace {
+
+// CW_CUDA_PROFILE_STEP=N brackets the N-th forward step (counted from 1 over the process) with
+// cudaProfilerStart/Stop, so `ncu --profile-from-start off` records exactly one step's kernels.
+long profiledStep()
+{
+    const char* v = std::getenv("CW_CUDA_PROFILE_STEP");
+    return v ? std::strtol(v, nullptr, 10) : 0;
+}
+const long g_profiledStep = profiledStep();
+long g_stepsRun = 0;
 
 constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
 constexpr std::size_t kCublasWorkspace = 32u << 20;
@@ -675,6 +687,9 @@ Result<StepOutput> CudaBackend::finishStep()
     if (wantLogits)
         out.logits.resize(std::size_t(rows * V));
     out.greedy.resize(std::size_t(rows));
+    const bool profiled = g_profiledStep > 0 && ++g_stepsRun == g_profiledStep;
+    if (profiled)
+        cudaProfilerStart();
     const bool graphed = runStep();
     int bad = 0;
     // Logits leave the device kMatVecMaxTokens rows at a time (the pinned staging buffer).
@@ -700,6 +715,8 @@ Result<StepOutput> CudaBackend::finishStep()
         if (bad)
             break;
     }
+    if (profiled)
+        cudaProfilerStop();
     m_step = nullptr;
     if (m_error != cudaSuccess) {
         const cudaError_t e = m_error;
