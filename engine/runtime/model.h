@@ -68,6 +68,8 @@ public:
     // Tokens one sequence may hold (ModelOptions::contextLength or the model's own).
     std::int64_t contextLength() const { return m_contextLength; }
     std::int64_t kvBlocksInUse() const { return m_kv->blocksInUse(); }
+    int kvBlockTokens() const { return m_kv->blockTokens(); }
+    std::int64_t kvMaxBlocks() const { return m_kv->maxBlocks(); }
     std::string deviceName() const { return m_backend->deviceName(); }
     bool onGpu() const { return m_backend->isGpu(); }
     std::string memoryPlan() const { return m_backend->memoryPlan(); }

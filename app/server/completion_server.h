@@ -1,0 +1,68 @@
+#pragma once
+
+#include "app/server/api_keys.h"
+#include "app/server/served_model.h"
+#include "app/server/server_metrics.h"
+#include "engine/generation/request_scheduler.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace httplib {
+class Server;
+struct Request;
+struct Response;
+} // namespace httplib
+
+namespace cw::server {
+
+struct ServerOptions {
+    std::string host = "127.0.0.1";
+    int port = 8642; // 0: any free port (port() says which)
+    ApiKeys apiKeys; // empty: no authentication (only sensible on 127.0.0.1)
+    std::size_t maxBodyBytes = 4u << 20; // larger bodies: 413
+    std::int64_t maxRequestTokens = 0; // prompt + max_tokens; 0: the model's context. More: 413
+    int readTimeoutSeconds = 10; // a request's headers and body must arrive within this
+    int writeTimeoutSeconds = 30; // a client that stops reading is dropped after this
+    int idleTimeoutSeconds = 5; // keep-alive connections without a request are closed
+    int maxRequestSeconds = 600; // a generation still running then is cancelled
+    int connections = 64; // HTTP worker threads: clients served at once
+};
+
+// The OpenAI-compatible HTTP API over one model and its RequestScheduler (cpp-httplib):
+// GET /health, GET /metrics (Prometheus), GET /v1/models, POST /v1/chat/completions and
+// POST /v1/completions, streaming (SSE) or whole. Every error is a JSON body
+// {"error": {"message", "type", "code"}}; a streaming client that goes away cancels its
+// generation within one step.
+class CompletionServer {
+public:
+    CompletionServer(
+        ServedModel& model, engine::RequestScheduler& scheduler, ServerOptions options);
+    ~CompletionServer();
+
+    // Binds host:port. Errors: the address is taken or cannot be bound.
+    Result<void> bind();
+    int port() const { return m_port; }
+    // Serves until stop() (from another thread). Call bind() first.
+    void serve();
+    void stop();
+
+private:
+    void routes();
+    bool authorized(const httplib::Request& request, httplib::Response& response);
+    void completions(const httplib::Request& request, httplib::Response& response, bool chat);
+    void sendError(httplib::Response& response, int status, const std::string& message,
+        const std::string& code = {});
+
+    ServedModel& m_model;
+    engine::RequestScheduler& m_scheduler;
+    ServerOptions m_options;
+    ServerMetrics m_metrics;
+    std::unique_ptr<httplib::Server> m_http;
+    int m_port = 0;
+    std::int64_t m_started = 0;
+};
+
+} // namespace cw::server

@@ -1,0 +1,128 @@
+// clausewright-server: an OpenAI-compatible HTTP API on one model (engine only, no Qt).
+//   clausewright-server --model PATH [--host 127.0.0.1] [--port 8642] [--api-key-file F] ...
+// Logs one JSON object per line on stderr; SIGINT or SIGTERM stops it (running answers are
+// cancelled).
+#include "app/server/completion_server.h"
+#include "app/server/server_log.h"
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <pthread.h>
+#include <thread>
+
+namespace {
+
+bool isLoopback(const std::string& host)
+{
+    return host == "127.0.0.1" || host == "::1" || host == "localhost"
+        || host.rfind("127.", 0) == 0;
+}
+
+int fail(const std::string& message)
+{
+    cw::server::logEvent("error", "startup_failed", { { "message", message } });
+    return 1;
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+    CLI::App app { "clausewright-server: an OpenAI-compatible API (/v1/chat/completions, "
+                   "/v1/completions, /v1/models, /health, /metrics) on one model" };
+    std::string modelPath, modelName, keyFile;
+    cw::engine::ModelOptions modelOptions;
+    cw::server::ServerOptions options;
+    cw::engine::SchedulerOptions scheduling;
+    std::size_t bodyMiB = 4;
+    bool insecure = false;
+    app.add_option("--model", modelPath, "GGUF file or Hugging Face folder")->required();
+    app.add_option("--model-name", modelName,
+        "the id clients give as \"model\" (default: the file or folder name)");
+    app.add_option("--host", options.host, "address to listen on (default 127.0.0.1)");
+    app.add_option("--port", options.port, "port (default 8642; 0: any free port)");
+    app.add_option("--api-key-file", keyFile,
+        "file of accepted API keys, one a line, mode 0600 (clients send Authorization: Bearer "
+        "KEY)");
+    app.add_flag("--insecure-no-auth", insecure,
+        "allow listening on a non-loopback address without --api-key-file");
+    app.add_option("--device", modelOptions.device, "cpu, cuda, cuda:N or auto (default cpu)");
+    app.add_option("--threads", modelOptions.threads, "CPU threads (0: all)");
+    app.add_option("--context", modelOptions.contextLength,
+        "tokens per sequence (0: the model's, capped on a GPU)");
+    app.add_option("--parallel", scheduling.maxActive,
+        "requests decoded together (continuous batching; default 8)");
+    app.add_option("--queue", scheduling.maxQueued,
+        "requests that may wait beyond --parallel; more get 429 (default 64)");
+    app.add_option("--prefix-cache", scheduling.prefixCacheEntries,
+        "shared prompt prefixes kept prefilled (default 4; 0: off)");
+    app.add_option(
+        "--max-body-mib", bodyMiB, "largest request body in MiB; more gets 413 (default 4)");
+    app.add_option("--max-request-tokens", options.maxRequestTokens,
+        "prompt + max_tokens per request; more gets 413 (default: the context)");
+    app.add_option("--read-timeout", options.readTimeoutSeconds,
+        "seconds a request may take to arrive (default 10)");
+    app.add_option("--write-timeout", options.writeTimeoutSeconds,
+        "seconds a client may stop reading before it is dropped (default 30)");
+    app.add_option("--idle-timeout", options.idleTimeoutSeconds,
+        "seconds an idle keep-alive connection stays open (default 5)");
+    app.add_option("--max-request-seconds", options.maxRequestSeconds,
+        "a generation still running after this is cancelled (default 600)");
+    app.add_option("--connections", options.connections,
+        "HTTP worker threads, i.e. clients served at once (default 64)");
+    CLI11_PARSE(app, argc, argv);
+    options.maxBodyBytes = bodyMiB << 20;
+
+    if (!keyFile.empty()) {
+        auto keys = cw::server::ApiKeys::fromFile(keyFile);
+        if (!keys)
+            return fail(keys.error().message);
+        options.apiKeys = std::move(*keys);
+    } else if (!isLoopback(options.host) && !insecure) {
+        return fail("listening on " + options.host
+            + " without --api-key-file would let anyone who can reach it use the model; give "
+              "--api-key-file (or --insecure-no-auth behind an authenticating proxy)");
+    }
+
+    // SIGINT/SIGTERM are taken by one thread with sigwait, so no handler runs inside httplib
+    // or the engine; every thread started below inherits the blocked mask.
+    sigset_t stopSignals;
+    sigemptyset(&stopSignals);
+    sigaddset(&stopSignals, SIGINT);
+    sigaddset(&stopSignals, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stopSignals, nullptr);
+    std::signal(SIGPIPE, SIG_IGN);
+
+    // Each running request, each cached prefix and the one being built hold a state slot.
+    modelOptions.maxSequences = int(scheduling.maxActive + scheduling.prefixCacheEntries + 1);
+    cw::server::logEvent(
+        "info", "loading_model", { { "model", modelPath }, { "device", modelOptions.device } });
+    auto served = cw::server::ServedModel::open(modelPath, modelOptions, modelName);
+    if (!served)
+        return fail(served.error().message);
+    auto& model = **served;
+    if (!model.chatTemplate.warning().empty())
+        cw::server::logEvent(
+            "warning", "chat_template", { { "message", model.chatTemplate.warning() } });
+
+    cw::engine::RequestScheduler scheduler(*model.model, *model.tokenizer, scheduling);
+    cw::server::CompletionServer server(model, scheduler, options);
+    if (auto bound = server.bind(); !bound)
+        return fail(bound.error().message);
+    std::thread signals([&] {
+        int signal = 0;
+        sigwait(&stopSignals, &signal);
+        cw::server::logEvent("info", "stopping", { { "signal", signal } });
+        server.stop();
+    });
+    cw::server::logEvent("info", "listening",
+        { { "host", options.host }, { "port", server.port() }, { "model", model.id },
+            { "device", model.model->deviceName() }, { "context", model.model->contextLength() },
+            { "parallel", scheduling.maxActive }, { "api_keys", options.apiKeys.size() } });
+    server.serve();
+    // serve() also returns when listening fails: wake the signal thread so it can be joined.
+    pthread_kill(signals.native_handle(), SIGTERM);
+    signals.join();
+    cw::server::logEvent("info", "stopped");
+    return 0;
+}
