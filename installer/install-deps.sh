@@ -10,6 +10,7 @@ packages=(
   qt6-l10n-tools libpoppler-qt6-dev qcoro-qt6-dev libsqlite3-dev libquazip1-qt6-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev liblzma-dev libyaml-cpp-dev
   libgtest-dev libbenchmark-dev
+  libcpp-httplib-dev prometheus-cpp-dev qtkeychain-qt6-dev
   xvfb xauth fonts-dejavu fonts-noto-cjk poppler-utils xz-utils
   desktop-file-utils appstream libxml2-utils
 )
