@@ -98,11 +98,12 @@ RequestScheduler::Submitted RequestScheduler::submit(ScheduledRequest request)
         std::lock_guard lock(m_mutex);
         if (m_stopping)
             return { 0, Refusal::QueueFull, "the server is shutting down" };
-        if (m_queue.size() >= m_options.maxQueued)
+        if (m_inFlight >= m_options.maxActive + m_options.maxQueued)
             return { 0, Refusal::QueueFull,
                 "the queue is full (" + std::to_string(m_options.maxQueued)
                     + " requests waiting); try again later" };
         id = m_nextId++;
+        ++m_inFlight;
         m_queue.push_back(std::make_unique<Slot>(id, std::move(request), m_tokenizer, m_eos));
         m_stats.queued = m_queue.size();
     }
@@ -281,8 +282,11 @@ void RequestScheduler::step()
             std::span<const std::int32_t>(slot->request.prompt).subspan(slot->fed, n), false });
         stepped.push_back(slot.get());
     }
-    if (forward.empty())
+    if (forward.empty()) {
+        std::lock_guard lock(m_mutex);
+        m_stats.active = m_active.size();
         return;
+    }
     auto logits = m_model.step(forward);
     if (!logits) {
         // The sequences of a failed step are in an undefined state: each of its requests ends
@@ -363,6 +367,10 @@ bool RequestScheduler::advance(Slot& slot, std::span<const float> logits, std::s
 
 void RequestScheduler::finish(Slot& slot, Result<GenerationResult> outcome)
 {
+    {
+        std::lock_guard lock(m_mutex);
+        --m_inFlight;
+    }
     slot.done = true;
     slot.sequence.reset(); // its KV blocks and state slot go back for the next request
     if (!outcome) {

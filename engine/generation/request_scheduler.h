@@ -30,7 +30,7 @@ struct ScheduledRequest {
 
 struct SchedulerOptions {
     std::size_t maxActive = 8; // sequences decoded together
-    std::size_t maxQueued = 64; // waiting beyond maxActive; more is refused (QueueFull)
+    std::size_t maxQueued = 64; // may wait beyond maxActive; more is refused (QueueFull)
     // Prefix sharing: a prompt that shares at least this many tokens with a recent prompt
     // gets the shared part prefilled once into a cached root that later prompts fork.
     std::size_t minSharedPrefix = 32;
@@ -100,6 +100,7 @@ private:
     std::vector<std::uint64_t> m_cancelled; // guarded by m_mutex
     bool m_stopping = false; // guarded by m_mutex
     std::uint64_t m_nextId = 1; // guarded by m_mutex
+    std::size_t m_inFlight = 0; // submitted, not yet finished; guarded by m_mutex
     SchedulerStats m_stats; // guarded by m_mutex (copied out by stats())
 
     // The scheduler thread's own.

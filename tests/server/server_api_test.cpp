@@ -1,0 +1,416 @@
+// clausewright-server's HTTP API on a real socket (loopback, a free port) with the tiny
+// random-weight model: OpenAI answer shapes, streaming, JSON-schema answers, keys, limits,
+// bad input, and cancel on disconnect.
+#include "app/server/completion_server.h"
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <nlohmann/json.hpp>
+#include <poll.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace cw;
+using nlohmann::json;
+
+namespace {
+
+const char* kModel = CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a";
+const char* kKey = "test-key-0123456789abcdef";
+
+// A served model, its scheduler and the HTTP server on a thread, for one test suite.
+struct RunningServer {
+    RunningServer(engine::SchedulerOptions scheduling, server::ServerOptions options)
+    {
+        engine::ModelOptions modelOptions;
+        modelOptions.threads = 1;
+        modelOptions.maxSequences = int(scheduling.maxActive + scheduling.prefixCacheEntries + 1);
+        auto opened = server::ServedModel::open(kModel, modelOptions, "tiny");
+        if (!opened)
+            throw std::runtime_error(opened.error().message);
+        model = std::move(*opened);
+        scheduler = std::make_unique<engine::RequestScheduler>(
+            *model->model, *model->tokenizer, scheduling);
+        options.port = 0;
+        http = std::make_unique<server::CompletionServer>(*model, *scheduler, options);
+        if (auto bound = http->bind(); !bound)
+            throw std::runtime_error(bound.error().message);
+        thread = std::thread([this] { http->serve(); });
+    }
+    ~RunningServer()
+    {
+        http->stop();
+        thread.join();
+    }
+
+    httplib::Client client(bool withKey = true) const
+    {
+        httplib::Client c("127.0.0.1", http->port());
+        c.set_read_timeout(30, 0);
+        if (withKey)
+            c.set_bearer_token_auth(kKey);
+        return c;
+    }
+
+    std::unique_ptr<server::ServedModel> model;
+    std::unique_ptr<engine::RequestScheduler> scheduler;
+    std::unique_ptr<server::CompletionServer> http;
+    std::thread thread;
+};
+
+json chatBody(const std::string& user, int maxTokens, bool stream = false)
+{
+    return { { "model", "tiny" },
+        { "messages", json::array({ { { "role", "user" }, { "content", user } } }) },
+        { "max_tokens", maxTokens }, { "temperature", 0 }, { "stream", stream } };
+}
+
+// The content pieces and the last data object of an SSE answer; `done` when [DONE] came.
+struct Events {
+    std::string content;
+    json last;
+    json usage;
+    bool done = false;
+    int chunks = 0;
+};
+
+Events readEvents(const std::string& body)
+{
+    Events out;
+    std::size_t at = 0;
+    while (at < body.size()) {
+        std::size_t end = body.find("\n\n", at);
+        if (end == std::string::npos)
+            end = body.size();
+        const std::string event = body.substr(at, end - at);
+        at = end + 2;
+        if (event.rfind("data: ", 0) != 0)
+            continue;
+        const std::string data = event.substr(6);
+        if (data == "[DONE]") {
+            out.done = true;
+            continue;
+        }
+        const json chunk = json::parse(data);
+        ++out.chunks;
+        out.last = chunk;
+        if (chunk.contains("usage"))
+            out.usage = chunk["usage"];
+        for (const auto& choice : chunk.value("choices", json::array())) {
+            if (choice.contains("delta") && choice["delta"].contains("content"))
+                out.content += choice["delta"]["content"].get<std::string>();
+        }
+    }
+    return out;
+}
+
+// Sends raw bytes on a new connection and returns what comes back before the server closes.
+std::string rawExchange(int port, const std::string& head, std::size_t bodyBytes)
+{
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(std::uint16_t(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        ::close(fd);
+        return {};
+    }
+    ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+    // Sends the body as curl does: until the server answers (then its answer is read, not
+    // lost to the reset a close with unread bytes causes) or the body is all sent.
+    const std::string block(1 << 16, 'x');
+    std::string reply;
+    char buffer[4096];
+    for (std::size_t sent = 0; sent < bodyBytes;) {
+        pollfd p { fd, POLLIN, 0 };
+        if (::poll(&p, 1, 0) > 0)
+            break;
+        const auto n
+            = ::send(fd, block.data(), std::min(block.size(), bodyBytes - sent), MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        sent += std::size_t(n);
+    }
+    // Until the whole answer is in (the connection may stay open for keep-alive).
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+        reply.append(buffer, std::size_t(n));
+        const auto headEnd = reply.find("\r\n\r\n");
+        const auto length = reply.find("Content-Length: ");
+        if (headEnd != std::string::npos && length != std::string::npos && length < headEnd
+            && reply.size() >= headEnd + 4 + std::stoul(reply.substr(length + 16)))
+            break;
+    }
+    ::close(fd);
+    return reply;
+}
+
+class ServerApiTest : public ::testing::Test {
+protected:
+    static void SetUpTestSuite()
+    {
+        engine::SchedulerOptions scheduling;
+        scheduling.maxActive = 4;
+        scheduling.maxQueued = 4;
+        scheduling.minSharedPrefix = 16;
+        server::ServerOptions options;
+        options.apiKeys = server::ApiKeys::fromKeys({ kKey });
+        options.maxBodyBytes = 1 << 20;
+        options.maxRequestTokens = 2048;
+        s_server = new RunningServer(scheduling, options);
+    }
+    static void TearDownTestSuite()
+    {
+        delete s_server;
+        s_server = nullptr;
+    }
+
+    static void expectError(const httplib::Result& r, int status, const std::string& words)
+    {
+        ASSERT_TRUE(r) << "no answer";
+        EXPECT_EQ(r->status, status) << r->body;
+        const json body = json::parse(r->body);
+        ASSERT_TRUE(body.contains("error")) << r->body;
+        EXPECT_NE(body["error"]["message"].get<std::string>().find(words), std::string::npos)
+            << r->body;
+    }
+
+    static void expectStillServing()
+    {
+        auto health = s_server->client().Get("/health");
+        ASSERT_TRUE(health);
+        EXPECT_EQ(health->status, 200);
+    }
+
+    static RunningServer* s_server;
+};
+
+RunningServer* ServerApiTest::s_server = nullptr;
+
+TEST_F(ServerApiTest, listsTheModelAndAnswersHealthWithoutKey)
+{
+    auto models = s_server->client().Get("/v1/models");
+    ASSERT_TRUE(models);
+    ASSERT_EQ(models->status, 200);
+    const json list = json::parse(models->body);
+    EXPECT_EQ(list["object"], "list");
+    EXPECT_EQ(list["data"][0]["id"], "tiny");
+    auto health = s_server->client(false).Get("/health");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+    auto metrics = s_server->client().Get("/metrics");
+    ASSERT_TRUE(metrics);
+    EXPECT_NE(metrics->body.find("clausewright_time_to_first_token_seconds"), std::string::npos);
+}
+
+TEST_F(ServerApiTest, refusesMissingAndWrongKeysWith401)
+{
+    expectError(s_server->client(false).Get("/v1/models"), 401, "API key is needed");
+    httplib::Client wrong("127.0.0.1", s_server->http->port());
+    wrong.set_bearer_token_auth("test-key-0123456789abcdeX");
+    expectError(wrong.Post("/v1/chat/completions", chatBody("hi", 4).dump(), "application/json"),
+        401, "not valid");
+}
+
+TEST_F(ServerApiTest, answersWholeWithUsageAndStreamsTheSameText)
+{
+    auto whole = s_server->client().Post(
+        "/v1/chat/completions", chatBody("Name a clause", 24).dump(), "application/json");
+    ASSERT_TRUE(whole);
+    ASSERT_EQ(whole->status, 200) << whole->body;
+    const json answer = json::parse(whole->body);
+    EXPECT_EQ(answer["object"], "chat.completion");
+    EXPECT_EQ(answer["choices"][0]["message"]["role"], "assistant");
+    const int completionTokens = answer["usage"]["completion_tokens"];
+    EXPECT_GT(completionTokens, 0);
+    EXPECT_LE(completionTokens, 24);
+    EXPECT_GT(answer["usage"]["prompt_tokens"].get<int>(), 5);
+
+    json body = chatBody("Name a clause", 24, true);
+    body["stream_options"] = { { "include_usage", true } };
+    auto streamed
+        = s_server->client().Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(streamed);
+    ASSERT_EQ(streamed->status, 200);
+    EXPECT_EQ(streamed->get_header_value("Content-Type"), "text/event-stream");
+    const Events events = readEvents(streamed->body);
+    EXPECT_TRUE(events.done);
+    EXPECT_GT(events.chunks, 3);
+    EXPECT_EQ(events.content, answer["choices"][0]["message"]["content"].get<std::string>());
+    EXPECT_EQ(events.usage["completion_tokens"], completionTokens);
+    EXPECT_TRUE(events.last["choices"].empty()); // include_usage's own chunk comes last
+}
+
+TEST_F(ServerApiTest, completionsEndpointHonoursStopAndSeed)
+{
+    const json body { { "prompt", "The supplier shall" }, { "max_tokens", 16 },
+        { "temperature", 0.8 }, { "top_p", 0.9 }, { "seed", 7 } };
+    auto a = s_server->client().Post("/v1/completions", body.dump(), "application/json");
+    auto b = s_server->client().Post("/v1/completions", body.dump(), "application/json");
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->status, 200) << a->body;
+    const std::string text = json::parse(a->body)["choices"][0]["text"];
+    EXPECT_EQ(text, json::parse(b->body)["choices"][0]["text"].get<std::string>());
+    ASSERT_GE(text.size(), 2u);
+    json stopped = body;
+    stopped["stop"] = text.substr(1, 1);
+    auto c = s_server->client().Post("/v1/completions", stopped.dump(), "application/json");
+    ASSERT_TRUE(c);
+    const json answer = json::parse(c->body);
+    EXPECT_EQ(answer["choices"][0]["finish_reason"], "stop");
+    EXPECT_EQ(
+        answer["choices"][0]["text"].get<std::string>().find(text.substr(1, 1)), std::string::npos);
+}
+
+TEST_F(ServerApiTest, jsonSchemaAndJsonObjectAnswersParse)
+{
+    const json schema { { "type", "object" },
+        { "properties",
+            { { "present", { { "type", "boolean" } } },
+                { "risk", { { "enum", { "low", "medium", "high" } } } } } },
+        { "required", { "present", "risk" } } };
+    json body = chatBody("Is there a cap?", 200);
+    body["response_format"] = { { "type", "json_schema" },
+        { "json_schema", { { "name", "v" }, { "schema", schema } } } };
+    auto r = s_server->client().Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json answer
+        = json::parse(json::parse(r->body)["choices"][0]["message"]["content"].get<std::string>());
+    EXPECT_TRUE(answer["present"].is_boolean());
+    EXPECT_TRUE(answer["risk"] == "low" || answer["risk"] == "medium" || answer["risk"] == "high");
+
+    body["response_format"] = { { "type", "json_object" } };
+    body["stream"] = true;
+    auto o = s_server->client().Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(o);
+    const Events events = readEvents(o->body);
+    ASSERT_TRUE(events.done);
+    EXPECT_EQ(events.last["choices"][0]["finish_reason"], "stop") << o->body;
+    EXPECT_TRUE(json::parse(events.content).is_object()) << events.content;
+}
+
+TEST_F(ServerApiTest, badInputGets4xxJsonAndTheServerKeepsServing)
+{
+    auto post = [](const std::string& body) {
+        return s_server->client().Post("/v1/chat/completions", body, "application/json");
+    };
+    expectError(post("{\"messages\": [}"), 400, "not valid JSON");
+    expectError(post("[1, 2]"), 400, "must be a JSON object");
+    expectError(post(R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": "ten"})"),
+        400, "'max_tokens' must be an integer");
+    expectError(
+        post(R"({"messages": [{"role": "robot", "content": "hi"}]})"), 400, "messages[0].role");
+    expectError(post(R"({"messages": [{"role": "user", "content": "hi"}], "temprature": 1})"), 400,
+        "'temprature' is not a field");
+    expectError(post(R"({"messages": [{"role": "user", "content": "hi"}], "top_p": 1.5})"), 400,
+        "'top_p' must be a number in (0, 1]");
+    expectError(post(R"({"messages": [{"role": "user", "content": "hi"}],
+        "response_format": {"type": "json_schema", "json_schema": {"schema": {"type": "blob"}}}})"),
+        400, "response_format.json_schema.schema");
+    expectError(
+        post("{\"messages\": [{\"role\": \"user\", \"content\": \"\xff\xfe\"}]}"), 400, "UTF-8");
+    expectError(post(R"({"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}]})"), 404,
+        "this server serves 'tiny'");
+    expectError(s_server->client().Get("/v1/nothing"), 404, "no endpoint");
+    expectStillServing();
+
+    // 100 MB announced and sent: refused with 413 without being kept in memory.
+    const std::size_t huge = 100u << 20;
+    const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "Authorization: Bearer "
+        + std::string(kKey) + "\r\nContent-Type: application/json\r\nContent-Length: "
+        + std::to_string(huge) + "\r\n\r\n";
+    const std::string reply = rawExchange(s_server->http->port(), head, huge);
+    EXPECT_EQ(reply.rfind("HTTP/1.1 413", 0), 0u) << reply.substr(0, 200);
+    EXPECT_NE(reply.find("larger than this server's limit of 1 MiB"), std::string::npos);
+    expectStillServing();
+}
+
+TEST_F(ServerApiTest, tokenLimitGets413)
+{
+    auto r = s_server->client().Post(
+        "/v1/chat/completions", chatBody("hi", 4000).dump(), "application/json");
+    expectError(r, 413, "at most 2048 tokens per request");
+    EXPECT_EQ(json::parse(r->body)["error"]["code"], "too_many_tokens");
+}
+
+TEST_F(ServerApiTest, streamingClientThatLeavesCancelsItsGeneration)
+{
+    const auto before = s_server->scheduler->stats().generatedTokens;
+    auto client = s_server->client();
+    int pieces = 0;
+    httplib::Request request;
+    request.method = "POST";
+    request.path = "/v1/chat/completions";
+    request.headers = { { "Authorization", std::string("Bearer ") + kKey } };
+    request.body = chatBody("Write at length", 2000, true).dump();
+    request.set_header("Content-Type", "application/json");
+    request.content_receiver = [&](const char*, std::size_t, std::uint64_t, std::uint64_t) {
+        return ++pieces < 3; // a few events, then hang up
+    };
+    client.send(request);
+    // The generation stops within a step or two of the hang-up, far short of 2,000 tokens.
+    for (int i = 0; i < 200 && s_server->scheduler->stats().active > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(s_server->scheduler->stats().active, 0u);
+    EXPECT_LT(s_server->scheduler->stats().generatedTokens - before, 1500);
+    expectStillServing();
+}
+
+TEST_F(ServerApiTest, sharedPromptPrefixIsPrefilledOnce)
+{
+    const std::string system(400, 'a');
+    const auto before = s_server->scheduler->stats().reusedPromptTokens;
+    for (const char* question : { "first question?", "second question?", "third one?" }) {
+        json body = chatBody(question, 2);
+        body["messages"].insert(
+            body["messages"].begin(), json { { "role", "system" }, { "content", system } });
+        auto r = s_server->client().Post("/v1/chat/completions", body.dump(), "application/json");
+        ASSERT_TRUE(r);
+        ASSERT_EQ(r->status, 200) << r->body;
+    }
+    // The second prompt builds the shared root, the second and third fork it.
+    EXPECT_GT(s_server->scheduler->stats().reusedPromptTokens - before, 100);
+}
+
+TEST(ServerQueueTest, fullQueueGets429)
+{
+    engine::SchedulerOptions scheduling;
+    scheduling.maxActive = 1;
+    scheduling.maxQueued = 0;
+    server::ServerOptions options;
+    RunningServer running(scheduling, options);
+    httplib::Client first("127.0.0.1", running.http->port());
+    std::atomic<bool> streaming { false };
+    std::atomic<bool> release { false };
+    std::thread holder([&] {
+        httplib::Request request;
+        request.method = "POST";
+        request.path = "/v1/chat/completions";
+        request.body = chatBody("Write at length", 3000, true).dump();
+        request.content_receiver = [&](const char*, std::size_t, std::uint64_t, std::uint64_t) {
+            streaming = true;
+            return !release.load();
+        };
+        first.send(request);
+    });
+    while (!streaming)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    httplib::Client second("127.0.0.1", running.http->port());
+    auto r = second.Post("/v1/chat/completions", chatBody("hi", 4).dump(), "application/json");
+    release = true;
+    holder.join();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 429) << r->body;
+    EXPECT_NE(json::parse(r->body)["error"]["message"].get<std::string>().find("queue is full"),
+        std::string::npos);
+    EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+}
+
+} // namespace
