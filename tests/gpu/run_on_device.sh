@@ -33,7 +33,7 @@ if has build; then
   # The command-line tool first: the benchmark file is written while the tests build and run.
   ninja -C build-dev -j16 clausewright-cli >"$OUT/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
-  if has bench && [[ ! -f $M ]]; then
+  if { has bench || has profile; } && [[ ! -f $M ]]; then
     mkdir -p /tmp/models
     (s=$(date +%s); $B synth --preset qwen3.6-35b-a3b --quant q4_k_m --out $M >/dev/null 2>"$OUT/synth.err"; \
       echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$OUT/synth.err") &

@@ -21,6 +21,7 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <set>
 
@@ -117,6 +118,8 @@ private:
     void check(cudaError_t error);
     void linear(const cuda::DeviceMatrix& w, const float* x, std::int64_t xStride,
         std::int64_t rows, float* y, std::int64_t yStride);
+    // Products of the normed rows (the layer's input) with several matrices.
+    void linearFanOut(std::initializer_list<cuda::LinearOutput> outputs);
     void runOps();
     bool runStep(); // true: the first chunk of logits was computed with the step
     void computeLogits(std::int64_t first, std::int64_t count);
@@ -155,6 +158,9 @@ private:
     int* m_nonFinite = nullptr;
     std::int32_t* m_greedy = nullptr; // [kMatVecMaxTokens] argmax of each logit row
     float* m_greedyValue = nullptr;
+    void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
+    cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
+    bool m_normedQuantized = false; // m_normedQuant holds the current normed rows
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
     float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
@@ -240,7 +246,10 @@ Result<void> CudaBackend::initialise()
     m_attentionShape.ropeDim = std::int32_t(hp.ropeDim);
     m_attentionShape.gated = hp.attentionOutputGate;
     m_attentionShape.eps = float(hp.rmsNormEps);
-    m_attentionShape.exactPrefill = m_precision == cuda::GemmPrecision::Float32;
+    // CW_CUDA_EXACT_ATTENTION=1 keeps f32 attention under the faster precisions (diagnosis).
+    const char* exact = std::getenv("CW_CUDA_EXACT_ATTENTION");
+    m_attentionShape.exactPrefill = m_precision == cuda::GemmPrecision::Float32
+        || (exact && std::strcmp(exact, "1") == 0);
     m_deltaShape.keyHeads = std::int32_t(hp.linearNumKeyHeads);
     m_deltaShape.valueHeads = std::int32_t(hp.linearNumValueHeads);
     m_deltaShape.keyDim = std::int32_t(hp.linearKeyHeadDim);
@@ -419,6 +428,14 @@ Result<void> CudaBackend::allocateBuffers()
     m_temp = *temp;
     m_logitInput = *logitInput;
     m_logits = *logits;
+    if (cuda::addRmsNormQuantizes(m_hidden)) {
+        const std::size_t values = std::size_t(cuda::kMatVecMaxTokens * m_hidden);
+        auto q = m_arena.allocate(values + values / 32 * sizeof(float4), "the quantized rows");
+        if (!q)
+            return q.error();
+        m_normedQuant.q = static_cast<std::int8_t*>(*q);
+        m_normedQuant.s = reinterpret_cast<float4*>(m_normedQuant.q + values);
+    }
     auto counter = m_arena.allocate(sizeof(int), "the finite check");
     if (!counter)
         return counter.error();
@@ -428,6 +445,13 @@ Result<void> CudaBackend::allocateBuffers()
         return greedy.error();
     m_greedy = static_cast<std::int32_t*>(*greedy);
     m_greedyValue = reinterpret_cast<float*>(m_greedy + cuda::kMatVecMaxTokens);
+    const std::size_t argmaxBytes = cuda::argmaxWorkspaceBytes(cuda::kMatVecMaxTokens, hp.vocabSize);
+    auto argmax = m_arena.allocate(argmaxBytes, "the greedy search");
+    if (!argmax)
+        return argmax.error();
+    m_argmaxWorkspace = *argmax;
+    if (auto e = cudaMemset(m_argmaxWorkspace, 0, argmaxBytes); e != cudaSuccess)
+        return cudaFailure("clearing the greedy search's counters", e);
     const std::size_t scratch = m_scratchBytes; // sized with the memory plan
     auto s = m_arena.allocate(scratch + kCublasWorkspace, "the products' scratch");
     if (!s)
@@ -514,6 +538,14 @@ void CudaBackend::linear(const cuda::DeviceMatrix& w, const float* x, std::int64
         cuda::linear(w, x, xStride, rows, y, yStride, m_precision, m_scratch, m_cublas, m_stream));
 }
 
+void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs)
+{
+    const cuda::QuantizedActivations quantized { m_normedQuant.q, m_normedQuant.s };
+    check(cuda::linearFanOut(outputs.begin(), int(outputs.size()), m_normedRows, m_hidden,
+        m_layout.rows, m_normedQuantized ? &quantized : nullptr, m_precision, m_scratch, m_cublas,
+        m_stream));
+}
+
 void CudaBackend::embed()
 {
     m_ops.push_back([this] {
@@ -530,9 +562,18 @@ void CudaBackend::norm(NormSite site, bool addResidual)
     else if (site.kind == NormSite::Kind::PostAttention)
         w = m_w.layers[std::size_t(site.layer)].postAttentionNorm;
     m_ops.push_back([this, w, addResidual] {
-        check(cuda::addRmsNormRows(m_hiddenRows, addResidual ? m_deltaRows : nullptr, w,
-            m_layout.rows, m_hidden, float(m_description.hparams.rmsNormEps), m_normedRows,
-            m_stream));
+        const float eps = float(m_description.hparams.rmsNormEps);
+        float* delta = addResidual ? m_deltaRows : nullptr;
+        // Small steps read the normed rows through the integer products: quantize them here,
+        // once, rather than in every product.
+        m_normedQuantized = m_normedQuant.q && m_layout.rows <= cuda::kMatVecMaxTokens
+            && m_precision != cuda::GemmPrecision::Float32;
+        if (m_normedQuantized)
+            check(cuda::addRmsNormRowsQuantized(m_hiddenRows, delta, w, m_layout.rows, m_hidden,
+                eps, m_normedRows, m_normedQuant, m_stream));
+        else
+            check(cuda::addRmsNormRows(
+                m_hiddenRows, delta, w, m_layout.rows, m_hidden, eps, m_normedRows, m_stream));
     });
 }
 
@@ -547,9 +588,7 @@ void CudaBackend::attention(int layer)
         float* v = k + T * m_kvDim;
         float* q = v + T * m_kvDim;
         float* attn = q + T * m_attnDim;
-        linear(L.q, m_normedRows, m_hidden, T, qAll, m_qRow);
-        linear(L.k, m_normedRows, m_hidden, T, k, m_kvDim);
-        linear(L.v, m_normedRows, m_hidden, T, v, m_kvDim);
+        linearFanOut({ { &L.q, qAll, m_qRow }, { &L.k, k, m_kvDim }, { &L.v, v, m_kvDim } });
         check(cuda::attentionPrepare(qAll, m_qRow, k, v, L.qNorm, L.kNorm, m_w.ropeInvFreq,
             m_attentionShape, m_layout, m_pagedKv, cacheLayer, q, m_stream));
         const float scale = 1.0f / std::sqrt(float(m_attentionShape.headDim));
@@ -571,10 +610,8 @@ void CudaBackend::deltaNet(int layer)
         float* beta = z + T * m_valueDim;
         float* alpha = beta + T * nV;
         float* core = alpha + T * nV;
-        linear(L.qkv, m_normedRows, m_hidden, T, qkv, m_convDim);
-        linear(L.z, m_normedRows, m_hidden, T, z, m_valueDim);
-        linear(L.beta, m_normedRows, m_hidden, T, beta, nV);
-        linear(L.alpha, m_normedRows, m_hidden, T, alpha, nV);
+        linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim }, { &L.beta, beta, nV },
+            { &L.alpha, alpha, nV } });
         check(cuda::gatedDeltaNet(qkv, alpha, beta, z, L.conv, L.dtBias, L.negA, L.deltaNorm,
             m_deltaShape, m_layout, m_states[std::size_t(stateLayer)], core, m_scratch, m_stream));
         linear(L.out, core, m_valueDim, T, m_deltaRows, m_hidden);
@@ -600,8 +637,7 @@ void CudaBackend::moe(int layer)
         check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
             m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
         if (L.sharedGate) {
-            linear(L.sharedGateProj, m_normedRows, m_hidden, T, sharedGate, sh);
-            linear(L.sharedUp, m_normedRows, m_hidden, T, sharedUp, sh);
+            linearFanOut({ { &L.sharedGateProj, sharedGate, sh }, { &L.sharedUp, sharedUp, sh } });
             check(cuda::siluMul(sharedUp, sharedGate, T * sh, m_stream));
             linear(L.sharedDown, sharedUp, sh, T, sharedDown, m_hidden);
             check(cuda::addGatedSharedExpert(
@@ -618,7 +654,8 @@ void CudaBackend::computeLogits(std::int64_t first, std::int64_t count)
     check(cuda::countNonFinite(
         m_logits, count * m_description.hparams.vocabSize, m_nonFinite, m_stream));
     check(cuda::argmaxRows(
-        m_logits, count, m_description.hparams.vocabSize, m_greedy, m_greedyValue, m_stream));
+        m_logits, count, m_description.hparams.vocabSize, m_greedy, m_greedyValue,
+        m_argmaxWorkspace, m_stream));
 }
 
 void CudaBackend::runOps()

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cuda_runtime.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -34,6 +35,7 @@ struct PrepareParams {
 
 __global__ void __launch_bounds__(kWarps * 32) attentionPrepareKernel(PrepareParams p)
 {
+    chainedKernelEntry();
     __shared__ float buffer[kWarps][kMaxHeadDim];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int head = blockIdx.y * kWarps + warp;
@@ -123,7 +125,7 @@ cudaError_t attentionPrepare(const float* qAll, std::int64_t qAllStride, const f
     p.eps = shape.eps;
     const dim3 grid(
         unsigned(layout.rows), unsigned((shape.heads + shape.kvHeads + kWarps - 1) / kWarps));
-    attentionPrepareKernel<<<grid, kWarps * 32, 0, stream>>>(p);
+    launchChained(attentionPrepareKernel, dim3(grid), dim3(kWarps * 32), 0, stream, p);
     return cudaGetLastError();
 }
 

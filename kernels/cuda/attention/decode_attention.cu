@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cuda_runtime.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {
@@ -101,6 +102,7 @@ template <int VEC, int KU, bool STAGED> constexpr int decodeSharedBytes()
 template <int LANES, int VEC, int GT, int KU, bool STAGED>
 __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
 {
+    chainedKernelEntry();
     constexpr int kSlots = 32 / LANES;
     constexpr int kGroupKeys = kSlots * KU;
     constexpr int kValues = KU * GT;
@@ -356,6 +358,7 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
 __global__ void __launch_bounds__(kThreads)
     decodeCombineKernel(DecodeParams p, const float* gate, std::int64_t gateStride, float* out)
 {
+    chainedKernelEntry();
     __shared__ float weights[kMaxSplits];
     __shared__ float total;
     const int h = blockIdx.x, seq = blockIdx.y;
@@ -420,7 +423,7 @@ template <int LANES, int VEC, int GT, int KU>
 cudaError_t launchSplit(bool staged, dim3 grid, const DecodeParams& p, cudaStream_t stream)
 {
     if (!staged) {
-        decodeSplitKernel<LANES, VEC, GT, KU, false><<<grid, kThreads, 0, stream>>>(p);
+        launchChained(decodeSplitKernel<LANES, VEC, GT, KU, false>, dim3(grid), dim3(kThreads), 0, stream, p);
         return cudaGetLastError();
     }
     constexpr int kBytes = decodeSharedBytes<VEC, KU, true>();
@@ -429,7 +432,7 @@ cudaError_t launchSplit(bool staged, dim3 grid, const DecodeParams& p, cudaStrea
         cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
     if (set != cudaSuccess)
         return set;
-    decodeSplitKernel<LANES, VEC, GT, KU, true><<<grid, kThreads, kBytes, stream>>>(p);
+    launchChained(decodeSplitKernel<LANES, VEC, GT, KU, true>, dim3(grid), dim3(kThreads), kBytes, stream, p);
     return cudaGetLastError();
 }
 
@@ -519,8 +522,7 @@ cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_
         launched = launchSplits<4, 1, 2>(gt, staged, grid, p, stream);
     if (launched != cudaSuccess)
         return launched;
-    decodeCombineKernel<<<dim3(unsigned(shape.heads), unsigned(layout.sequences)), kThreads, 0,
-        stream>>>(p, gate, gateStride, out);
+    launchChained(decodeCombineKernel, dim3(dim3(unsigned(shape.heads), unsigned(layout.sequences))), dim3(kThreads), 0, stream, p, gate, gateStride, out);
     return cudaGetLastError();
 }
 

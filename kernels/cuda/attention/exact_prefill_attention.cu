@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <cuda_runtime.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {
@@ -82,6 +83,7 @@ __device__ __forceinline__ float dotAdd(const float4& a, const float4& b, float 
 template <int D, int BLOCKS>
 __global__ void __launch_bounds__(kThreads, BLOCKS) exactPrefillKernel(ExactParams p)
 {
+    chainedKernelEntry();
     constexpr int kStride = rowStride<D>();
     constexpr int kChunks = D / 4; // 16-byte vectors of a row
     constexpr int kLaneChunks = D / 64; // output vectors of a lane per row
@@ -286,7 +288,7 @@ template <int D> cudaError_t launchExact(const ExactParams& p, dim3 grid, cudaSt
         exactPrefillKernel<D, kBlocks>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
     if (set != cudaSuccess)
         return set;
-    exactPrefillKernel<D, kBlocks><<<grid, kThreads, kBytes, stream>>>(p);
+    launchChained(exactPrefillKernel<D, kBlocks>, dim3(grid), dim3(kThreads), kBytes, stream, p);
     return cudaGetLastError();
 }
 

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {
@@ -75,6 +76,7 @@ struct StageParams {
 
 __global__ void __launch_bounds__(kThreads) stageKvKernel(StageParams p)
 {
+    chainedKernelEntry();
     const int seq = blockIdx.z, kvHead = blockIdx.y;
     const int tokens = p.seqTokens[seq];
     if (tokens < 1)
@@ -128,6 +130,7 @@ template <int D> constexpr int flashSharedBytes()
 template <int D, int BLOCKS>
 __global__ void __launch_bounds__(kThreads, BLOCKS) flashPrefillKernel(FlashParams p)
 {
+    chainedKernelEntry();
     // Rows padded by 16 bytes: the 8 rows an ldmatrix reads fall in distinct bank groups.
     constexpr int kStride = D + 8;
     constexpr int kChunks = D / 8; // 16-byte pieces of a row
@@ -344,7 +347,7 @@ cudaError_t launchFlashWith(const FlashParams& p, dim3 grid, cudaStream_t stream
         flashPrefillKernel<D, BLOCKS>, cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
     if (set != cudaSuccess)
         return set;
-    flashPrefillKernel<D, BLOCKS><<<grid, kThreads, kBytes, stream>>>(p);
+    launchChained(flashPrefillKernel<D, BLOCKS>, dim3(grid), dim3(kThreads), kBytes, stream, p);
     return cudaGetLastError();
 }
 
@@ -397,7 +400,7 @@ cudaError_t launchPrefillAttention(const float* q, const float* gate, std::int64
     stage.maxContext = layout.maxContext;
     const dim3 stageGrid(unsigned((layout.maxContext + kStageRows - 1) / kStageRows),
         unsigned(shape.kvHeads), unsigned(layout.sequences));
-    stageKvKernel<<<stageGrid, kThreads, 0, stream>>>(stage);
+    launchChained(stageKvKernel, dim3(stageGrid), dim3(kThreads), 0, stream, stage);
     const cudaError_t staged = cudaGetLastError();
     if (staged != cudaSuccess)
         return staged;

@@ -15,6 +15,7 @@
 // plain one, for shapes whose two stages do not fit, loads each chunk before computing it.
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -29,6 +30,7 @@ __global__ void __launch_bounds__(kCols * 8) chunkRecurrenceKernel(const float* 
     const float* __restrict__ cum, const float* __restrict__ wT, const float* __restrict__ qT,
     Dims dims, Rows rows, float* __restrict__ recurrent, float* __restrict__ core)
 {
+    chainedKernelEntry();
     constexpr int kThreads = kCols * 8;
     constexpr int kPasses = kDk > 0 ? (kDk + 127) / 128 : kMaxHeadDim / 128;
     extern __shared__ float4 recurrenceShared[];
@@ -199,6 +201,7 @@ __global__ void __launch_bounds__(kCols * 8)
         const float* __restrict__ wT, const float* __restrict__ qT, Dims dims, Rows rows,
         float* __restrict__ recurrent, float* __restrict__ core)
 {
+    chainedKernelEntry();
     constexpr int kThreads = kCols * 8;
     constexpr int kPasses = kDk > 0 ? (kDk + 127) / 128 : kMaxHeadDim / 128;
     extern __shared__ float4 pipelinedShared[];
@@ -385,7 +388,7 @@ cudaError_t launchRecurrence(const dim3& grid, bool pipelined, std::size_t bytes
         = allowSharedMemory(kernel, pipelined ? allowedPipelined : allowedPlain, bytes);
     if (err != cudaSuccess)
         return err;
-    kernel<<<grid, kCols * 8, bytes, stream>>>(conv, cum, wT, qT, dims, rows, recurrent, core);
+    launchChained(kernel, dim3(grid), dim3(kCols * 8), bytes, stream, conv, cum, wT, qT, dims, rows, recurrent, core);
     return cudaGetLastError();
 }
 

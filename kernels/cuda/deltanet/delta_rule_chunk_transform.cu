@@ -3,6 +3,7 @@
 // delta_rule_chunk_recurrence.cu for the algebra).
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -122,6 +123,7 @@ __global__ void __launch_bounds__(kTransformThreads)
         const float* __restrict__ beta, Dims dims, Rows rows, float* __restrict__ cumOut,
         float* __restrict__ wT, float* __restrict__ qT, float* __restrict__ core)
 {
+    chainedKernelEntry();
     extern __shared__ float4 transformShared[];
     float* kTs = reinterpret_cast<float*>(transformShared);
     float* qTs = kTs + kSlice * kChunk;
@@ -244,8 +246,7 @@ cudaError_t launchChunkTransform(float* conv, const float* g, const float* beta,
     if (chunkCapacity <= 0)
         return cudaSuccess;
     const dim3 grid(chunkCapacity, dims.nV);
-    chunkTransformKernel<<<grid, kTransformThreads, bytes, stream>>>(
-        conv, g, beta, dims, rows, cum, wT, qT, core);
+    launchChained(chunkTransformKernel, dim3(grid), dim3(kTransformThreads), bytes, stream, conv, g, beta, dims, rows, cum, wT, qT, core);
     return cudaGetLastError();
 }
 

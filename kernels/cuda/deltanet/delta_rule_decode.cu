@@ -7,6 +7,7 @@
 // finish (an atomic count, zeroed by the conv stage of the same step) applies it.
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -22,6 +23,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     const float* __restrict__ normWeight, Dims dims, Rows rows, float* __restrict__ recurrent,
     float* __restrict__ core, int* __restrict__ counters)
 {
+    chainedKernelEntry();
     constexpr int kLanesPerRow = kCols / 4; // one float4 of columns each
     constexpr int kRowsPerPass = kDecodeThreads / kLanesPerRow;
     constexpr int kPasses = (kDk > 0 ? kDk : kMaxHeadDim) / kRowsPerPass;
@@ -179,8 +181,7 @@ void launchDecodeKernel(const dim3& grid, cudaStream_t stream, const float* conv
     const float* beta, const float* z, const float* normWeight, const Dims& dims, const Rows& rows,
     float* recurrent, float* core, int* counters)
 {
-    decodeKernel<kCols, kDk><<<grid, kDecodeThreads, 0, stream>>>(
-        conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
+    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
 
 #include <cmath>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace deltanet {
@@ -28,6 +29,7 @@ __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __r
     const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
     float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
 {
+    chainedKernelEntry();
     __shared__ float partial[kConvRowsPerBlock][kConvThreads / 32];
     const int tid = threadIdx.x;
     const int row0 = blockIdx.x * kConvRowsPerBlock;
@@ -133,6 +135,7 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
     const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
     float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
 {
+    chainedKernelEntry();
     __shared__ int rowPos[kFastRows], rowSlot[kFastRows];
     __shared__ float partial[kFastRows][kConvThreads / 32];
     const int tid = threadIdx.x;
@@ -247,6 +250,7 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
 __global__ void convStateAdvanceKernel(
     const float* __restrict__ qkv, Dims dims, Rows rows, float* __restrict__ convState)
 {
+    chainedKernelEntry();
     const int c = blockIdx.x * blockDim.x + threadIdx.x;
     const int s = blockIdx.y;
     if (c >= dims.convDim)
@@ -275,6 +279,7 @@ __global__ void convStateAdvanceKernel(
 __global__ void gatedNormKernel(const float* __restrict__ z, const float* __restrict__ normWeight,
     Dims dims, int rows, float* __restrict__ core)
 {
+    chainedKernelEntry();
     const int warp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int lane = threadIdx.x & 31;
     if (warp >= rows * dims.nV)
@@ -355,20 +360,16 @@ cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const f
     if (dims.kernel == 4) {
         const dim3 grid((rows.rows + kFastRows - 1) / kFastRows, units);
         if (advanceConvState)
-            convGatesWidth4Kernel<true><<<grid, kConvThreads, 0, stream>>>(
-                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+            launchChained(convGatesWidth4Kernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
         else
-            convGatesWidth4Kernel<false><<<grid, kConvThreads, 0, stream>>>(
-                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+            launchChained(convGatesWidth4Kernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
         return cudaGetLastError();
     }
     const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, units);
     if (advanceConvState)
-        convGatesKernel<true><<<grid, kConvThreads, 0, stream>>>(
-            qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        launchChained(convGatesKernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
     else
-        convGatesKernel<false><<<grid, kConvThreads, 0, stream>>>(
-            qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        launchChained(convGatesKernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
     return cudaGetLastError();
 }
 
@@ -377,7 +378,7 @@ cudaError_t launchConvStateAdvance(
 {
     constexpr int kThreads = 256;
     const dim3 grid((dims.convDim + kThreads - 1) / kThreads, rows.sequences);
-    convStateAdvanceKernel<<<grid, kThreads, 0, stream>>>(qkv, dims, rows, convState);
+    launchChained(convStateAdvanceKernel, dim3(grid), dim3(kThreads), 0, stream, qkv, dims, rows, convState);
     return cudaGetLastError();
 }
 
@@ -387,7 +388,7 @@ cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims&
     constexpr int kThreads = 256;
     const long long warps = (long long)rows * dims.nV;
     const int blocks = int((warps * 32 + kThreads - 1) / kThreads);
-    gatedNormKernel<<<blocks, kThreads, 0, stream>>>(z, normWeight, dims, rows, core);
+    launchChained(gatedNormKernel, dim3(blocks), dim3(kThreads), 0, stream, z, normWeight, dims, rows, core);
     return cudaGetLastError();
 }
 

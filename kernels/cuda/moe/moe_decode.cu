@@ -11,6 +11,7 @@
 #include "kernels/cuda/quant/mat_vec_int8.cuh"
 
 #include <climits>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -47,6 +48,7 @@ template <TensorType Type>
 __global__ void __launch_bounds__(kWarps * 32) gateUpKernel(const float* x, std::int64_t hidden,
     const std::int32_t* ids, int k, DeviceExpertStack gate, DeviceExpertStack up, float* h)
 {
+    chainedKernelEntry();
     const int lane = int(threadIdx.x) % 32;
     const std::int64_t r = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
     const std::int64_t p = blockIdx.y;
@@ -84,6 +86,7 @@ template <TensorType Type>
 __global__ void __launch_bounds__(kWarps * 32) oneMatrixKernel(const float* x, std::int64_t hidden,
     const std::int32_t* ids, int k, DeviceExpertStack w, float* h, bool combineWithGate)
 {
+    chainedKernelEntry();
     const int lane = int(threadIdx.x) % 32;
     const std::int64_t r = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
     const std::int64_t p = blockIdx.y;
@@ -103,6 +106,7 @@ template <TensorType Type>
 __global__ void __launch_bounds__(kWarps * 32) downKernel(const float* h, const std::int32_t* ids,
     const float* weights, int k, DeviceExpertStack down, float* out)
 {
+    chainedKernelEntry();
     const int lane = int(threadIdx.x) % 32;
     const std::int64_t c = std::int64_t(blockIdx.x) * kWarps + threadIdx.x / 32;
     const std::int64_t t = blockIdx.y;
@@ -158,7 +162,7 @@ struct GateUpLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((gate.rows + kWarps - 1) / kWarps), unsigned(tokens * k));
-        gateUpKernel<Type><<<grid, kWarps * 32, 0, stream>>>(x, gate.cols, ids, k, gate, up, h);
+        launchChained(gateUpKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, gate.cols, ids, k, gate, up, h);
     }
 };
 
@@ -174,7 +178,7 @@ struct OneMatrixLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((w.rows + kWarps - 1) / kWarps), unsigned(tokens * k));
-        oneMatrixKernel<Type><<<grid, kWarps * 32, 0, stream>>>(x, w.cols, ids, k, w, h, combine);
+        launchChained(oneMatrixKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, w.cols, ids, k, w, h, combine);
     }
 };
 
@@ -190,7 +194,7 @@ struct DownLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((down.rows + kWarps - 1) / kWarps), unsigned(tokens));
-        downKernel<Type><<<grid, kWarps * 32, 0, stream>>>(h, ids, weights, k, down, out);
+        launchChained(downKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, h, ids, weights, k, down, out);
     }
 };
 
@@ -210,6 +214,7 @@ __global__ void __launch_bounds__(32 * int_dot::kMaxWarps)
     intGateUpKernel(quant_detail::QuantizedRows x, std::int64_t hidden, const std::int32_t* ids,
         int k, DeviceExpertStack gate, DeviceExpertStack up, float* h)
 {
+    chainedKernelEntry();
     constexpr int R = kIntGateUpRows;
     const std::int64_t p = blockIdx.y, ffn = gate.rows;
     const std::int64_t r0 = std::int64_t(blockIdx.x) * R;
@@ -247,6 +252,7 @@ __global__ void __launch_bounds__(kIntDownMaxThreads)
     intDownKernel(quant_detail::QuantizedRows h, const std::int32_t* ids, const float* weights,
         int k, DeviceExpertStack down, float* out, int seg)
 {
+    chainedKernelEntry();
     constexpr int R = kIntDownRows;
     __shared__ int choiceAt[kIntMaxK];
     __shared__ float part[kIntMaxK][R];
@@ -322,7 +328,7 @@ struct IntGateUpLaunch {
                 unsigned((gate.rows + kIntGateUpRows - 1) / kIntGateUpRows), unsigned(tokens * k));
             const int threads
                 = 32 * int_dot::warpsForUnits(gate.cols / int_dot::Unit<Type>::kValues);
-            intGateUpKernel<Type><<<grid, threads, 0, stream>>>(x, gate.cols, ids, k, gate, up, h);
+            launchChained(intGateUpKernel<Type>, dim3(grid), dim3(threads), 0, stream, x, gate.cols, ids, k, gate, up, h);
             launched = true;
         }
     }
@@ -345,7 +351,7 @@ struct IntDownLaunch {
             const int threads = (k * seg + 31) / 32 * 32;
             const dim3 grid(
                 unsigned((down.rows + kIntDownRows - 1) / kIntDownRows), unsigned(tokens));
-            intDownKernel<Type><<<grid, threads, 0, stream>>>(h, ids, weights, k, down, out, seg);
+            launchChained(intDownKernel<Type>, dim3(grid), dim3(threads), 0, stream, h, ids, weights, k, down, out, seg);
             launched = true;
         }
     }

@@ -15,6 +15,7 @@
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -74,6 +75,7 @@ __global__ void __launch_bounds__(kThreads)
     gateUpKernel(const float* x, const std::int32_t* ids, int k, GroupArrays groups,
         DeviceExpertStack gate, DeviceExpertStack up, float* h, int slotBytes)
 {
+    chainedKernelEntry();
     extern __shared__ __align__(16) std::uint8_t slots[];
     constexpr int kChunk = Grouped ? kTokenChunk : 1;
     PairRange pr;
@@ -145,6 +147,7 @@ template <TensorType Type, bool Staged>
 __global__ void __launch_bounds__(kThreads) groupedDownKernel(
     const float* h, GroupArrays groups, DeviceExpertStack down, float* d, int slotBytes)
 {
+    chainedKernelEntry();
     extern __shared__ __align__(16) std::uint8_t slots[];
     PairRange pr;
     if (!blockPairs<true>(nullptr, groups, pr))
@@ -205,6 +208,7 @@ __global__ void __launch_bounds__(kThreads)
     decodeDownKernel(const float* h, const std::int32_t* ids, const float* weights, int k,
         DeviceExpertStack down, float* out, int slotBytes)
 {
+    chainedKernelEntry();
     extern __shared__ __align__(16) std::uint8_t slots[];
     __shared__ int choice[kMaxK]; // choice j of t at each ascending-expert rank
     __shared__ float partial[kMaxK][kDownRowsDecode];
@@ -284,11 +288,9 @@ template <bool Grouped> struct GateUpLaunch {
         const std::size_t smem = std::size_t(2 * kRowsPerBlock) * std::size_t(slot);
         const dim3 grid(unsigned((gate.rows + kRowsPerBlock - 1) / kRowsPerBlock), blocksY);
         if (fits(smem))
-            gateUpKernel<Type, Grouped, true>
-                <<<grid, kThreads, smem, stream>>>(x, ids, k, groups, gate, up, h, slot);
+            launchChained(gateUpKernel<Type, Grouped, true>, dim3(grid), dim3(kThreads), smem, stream, x, ids, k, groups, gate, up, h, slot);
         else
-            gateUpKernel<Type, Grouped, false>
-                <<<grid, kThreads, 0, stream>>>(x, ids, k, groups, gate, up, h, slot);
+            launchChained(gateUpKernel<Type, Grouped, false>, dim3(grid), dim3(kThreads), 0, stream, x, ids, k, groups, gate, up, h, slot);
     }
 };
 
@@ -305,10 +307,9 @@ struct GroupedDownLaunch {
         const std::size_t smem = std::size_t(kRowsPerBlock) * std::size_t(slot);
         const dim3 grid(unsigned((down.rows + kRowsPerBlock - 1) / kRowsPerBlock), blocksY);
         if (fits(smem))
-            groupedDownKernel<Type, true>
-                <<<grid, kThreads, smem, stream>>>(h, groups, down, d, slot);
+            launchChained(groupedDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream, h, groups, down, d, slot);
         else
-            groupedDownKernel<Type, false><<<grid, kThreads, 0, stream>>>(h, groups, down, d, slot);
+            launchChained(groupedDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h, groups, down, d, slot);
     }
 };
 
@@ -328,11 +329,9 @@ struct DecodeDownLaunch {
         const dim3 grid(
             unsigned((down.rows + kDownRowsDecode - 1) / kDownRowsDecode), unsigned(tokens));
         if (fits(smem))
-            decodeDownKernel<Type, true>
-                <<<grid, kThreads, smem, stream>>>(h, ids, weights, k, down, out, slot);
+            launchChained(decodeDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream, h, ids, weights, k, down, out, slot);
         else
-            decodeDownKernel<Type, false>
-                <<<grid, kThreads, 0, stream>>>(h, ids, weights, k, down, out, slot);
+            launchChained(decodeDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h, ids, weights, k, down, out, slot);
     }
 };
 

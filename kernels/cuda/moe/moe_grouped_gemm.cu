@@ -11,6 +11,7 @@
 #include "kernels/cuda/quant/dequant.cuh"
 
 #include <cuda_bf16.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -98,6 +99,7 @@ struct Bf16Stage {
 template <TensorType Type, bool GateUp>
 __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
 {
+    chainedKernelEntry();
     __shared__ __align__(16) std::uint16_t sA[2][kBM][kLd];
     __shared__ __align__(16) std::uint16_t sB[2][kBN][kLd];
     int e, row0, rows;
@@ -258,6 +260,7 @@ constexpr int kFM = 64, kFN = 64, kFK = 32;
 template <TensorType Type, bool GateUp>
 __global__ void __launch_bounds__(kThreads) f32TileKernel(GemmArgs a)
 {
+    chainedKernelEntry();
     __shared__ __align__(16) float sA[kFK][kFM + 4]; // k-major: a thread reads 4 rows at once
     __shared__ __align__(16) float sB[kFK][kFN + 4];
     int e, row0, rows;
@@ -359,9 +362,9 @@ template <bool GateUp> struct TileLaunch {
         const dim3 grid(unsigned((args.nDim + rowsPerTile - 1) / rowsPerTile),
             unsigned(maxTiles(pairs, args.experts, tileRows)));
         if (bf16)
-            bf16TileKernel<Type, GateUp><<<grid, kThreads, 0, stream>>>(args);
+            launchChained(bf16TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
         else
-            f32TileKernel<Type, GateUp><<<grid, kThreads, 0, stream>>>(args);
+            launchChained(f32TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
     }
 };
 

@@ -3,6 +3,7 @@
 // scan over the experts and a scatter, and the pairs of a step (tokens * k, 64 Ki for an
 // 8192-token prompt) pass through shared-memory counters in a few microseconds.
 #include "kernels/cuda/moe/moe_paths.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -16,6 +17,7 @@ __global__ void __launch_bounds__(kGroupThreads) groupKernel(const std::int32_t*
     std::int32_t* tileOffsets, std::int32_t* activeExperts, std::int32_t* activeCount,
     std::int32_t* sortedPair, std::int32_t* pairPos)
 {
+    chainedKernelEntry();
     extern __shared__ std::int32_t shared[];
     std::int32_t* count = shared;
     std::int32_t* cursor = shared + experts;
@@ -56,6 +58,7 @@ __global__ void __launch_bounds__(kCombineThreads)
     combineKernel(const float* down, std::int64_t hidden, const std::int32_t* ids,
         const float* weights, const std::int32_t* pairPos, int k, float* out)
 {
+    chainedKernelEntry();
     __shared__ std::int32_t rowOf[kMaxCombineK];
     __shared__ float weightOf[kMaxCombineK];
     const std::int64_t t = blockIdx.x;
@@ -95,7 +98,7 @@ cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std:
     const std::size_t shared = 2 * std::size_t(experts) * sizeof(std::int32_t);
     if (shared > 48 * 1024)
         return cudaErrorInvalidValue;
-    groupKernel<<<1, kGroupThreads, shared, stream>>>(ids, pairs, int(experts), tileRows,
+    launchChained(groupKernel, dim3(1), dim3(kGroupThreads), shared, stream, ids, pairs, int(experts), tileRows,
         layout.counts, layout.offsets, layout.tileOffsets, layout.activeExperts, layout.activeCount,
         layout.sortedPair, layout.pairPos);
     return cudaGetLastError();
@@ -107,8 +110,7 @@ cudaError_t combineExpertRows(const GroupedLayout& layout, std::int64_t tokens, 
 {
     if (k > kMaxCombineK || hidden % 4 != 0)
         return cudaErrorInvalidValue;
-    combineKernel<<<unsigned(tokens), kCombineThreads, 0, stream>>>(
-        layout.down, hidden, ids, weights, layout.pairPos, k, out);
+    launchChained(combineKernel, dim3(unsigned(tokens)), dim3(kCombineThreads), 0, stream, layout.down, hidden, ids, weights, layout.pairPos, k, out);
     return cudaGetLastError();
 }
 

@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cmath>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -28,6 +29,7 @@ __device__ __forceinline__ double warpSum(double v)
 __global__ void routerTopKKernel(const float* logits, std::int64_t tokens, int experts, int k,
     bool renormalise, std::int32_t* ids, float* weights)
 {
+    chainedKernelEntry();
     extern __shared__ float probabilities[];
     const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
     const std::int64_t t = std::int64_t(blockIdx.x) * kRouterWarps + warp;
@@ -100,8 +102,7 @@ cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t ex
     if (shared > 48 * 1024)
         return cudaErrorInvalidValue;
     const unsigned blocks = unsigned((tokens + kRouterWarps - 1) / kRouterWarps);
-    routerTopKKernel<<<blocks, kRouterWarps * 32, shared, stream>>>(
-        logits, tokens, int(experts), k, renormalise, ids, weights);
+    launchChained(routerTopKKernel, dim3(blocks), dim3(kRouterWarps * 32), shared, stream, logits, tokens, int(experts), k, renormalise, ids, weights);
     return cudaGetLastError();
 }
 

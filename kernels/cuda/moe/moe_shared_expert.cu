@@ -1,6 +1,7 @@
 // The shared expert's scalar sigmoid gate, and silu(gate) * x for its hidden rows (the
 // shared expert's own products are plain `linear` calls).
 #include "kernels/cuda/moe/moe_experts.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -9,6 +10,7 @@ constexpr int kThreads = 256;
 
 __global__ void siluMulKernel(float* x, const float* gate, std::int64_t n)
 {
+    chainedKernelEntry();
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float g = gate[i];
@@ -20,6 +22,7 @@ __global__ void siluMulKernel(float* x, const float* gate, std::int64_t n)
 __global__ void addGatedSharedExpertKernel(
     const float* x, const float* gateWeight, const float* down, std::int64_t hidden, float* out)
 {
+    chainedKernelEntry();
     __shared__ float partial[kThreads / 32];
     __shared__ float gate;
     const std::int64_t t = blockIdx.x;
@@ -52,7 +55,7 @@ cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t st
     if (n <= 0)
         return cudaSuccess;
     const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-    siluMulKernel<<<unsigned(blocks < 4096 ? blocks : 4096), kThreads, 0, stream>>>(x, gate, n);
+    launchChained(siluMulKernel, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kThreads), 0, stream, x, gate, n);
     return cudaGetLastError();
 }
 
@@ -61,8 +64,7 @@ cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const 
 {
     if (tokens <= 0)
         return cudaSuccess;
-    addGatedSharedExpertKernel<<<unsigned(tokens), kThreads, 0, stream>>>(
-        x, gateWeight, down, hidden, out);
+    launchChained(addGatedSharedExpertKernel, dim3(unsigned(tokens)), dim3(kThreads), 0, stream, x, gateWeight, down, hidden, out);
     return cudaGetLastError();
 }
 

@@ -6,12 +6,19 @@
 #include <climits>
 #include <cstdint>
 #include <cuda_runtime.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
 
 constexpr int kRowThreads = 256;
-constexpr int kArgmaxThreads = 1024;
+constexpr int kArgmaxThreads = 256;
+constexpr std::int64_t kArgmaxChunk = 8192;
+
+struct ArgmaxPartial {
+    float value;
+    int index;
+};
 
 __device__ float warpSum(float v)
 {
@@ -44,6 +51,7 @@ __device__ float rmsScale(float sumSquares, std::int64_t n, float eps)
 __global__ void rmsNormRowsKernel(const float* x, std::int64_t xStride, const float* w,
     std::int64_t n, float eps, float* out, std::int64_t outStride)
 {
+    chainedKernelEntry();
     __shared__ float shared[32];
     const float* xr = x + std::int64_t(blockIdx.x) * xStride;
     float* o = out + std::int64_t(blockIdx.x) * outStride;
@@ -60,6 +68,7 @@ __global__ void rmsNormRowsKernel(const float* x, std::int64_t xStride, const fl
 __global__ void addRmsNormRowsKernel(
     float* hidden, const float* delta, const float* w, std::int64_t n, float eps, float* normed)
 {
+    chainedKernelEntry();
     __shared__ float shared[32];
     const std::int64_t row = blockIdx.x;
     float* h = hidden + row * n;
@@ -79,9 +88,107 @@ __global__ void addRmsNormRowsKernel(
         o[i] = w ? h[i] * scale * w[i] : h[i] * scale;
 }
 
+// The same for rows that fit a block's registers: each thread keeps its V float4 of the row
+// between the sum and the scaling (one read of hidden and delta, one write of each output).
+// Quantize: the normed row also leaves as the integer products' int8 rows (row_ops.h); eight
+// neighbouring lanes hold one 32-value block.
+template <int V, bool Quantize>
+__global__ void __launch_bounds__(kRowThreads) addRmsNormRowsVectorKernel(float* hidden,
+    const float* delta, const float* w, std::int64_t n, float eps, float* normed,
+    std::int8_t* quantized, float4* scales)
+{
+    chainedKernelEntry();
+    const std::int64_t row = blockIdx.x;
+    const int n4 = int(n / 4);
+    auto* h = reinterpret_cast<float4*>(hidden + row * n);
+    const auto* d = delta ? reinterpret_cast<const float4*>(delta + row * n) : nullptr;
+    float4 v[V];
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const int i = int(threadIdx.x) + k * kRowThreads;
+        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (i < n4) {
+            v[k] = h[i];
+            if (d) {
+                const float4 a = d[i];
+                v[k] = make_float4(v[k].x + a.x, v[k].y + a.y, v[k].z + a.z, v[k].w + a.w);
+                h[i] = v[k];
+            }
+            sum += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
+        }
+    }
+    __shared__ float shared[32];
+    const float scale = rmsScale(blockSum(sum, shared), n, eps);
+    auto* o = reinterpret_cast<float4*>(normed + row * n);
+    const auto* w4 = reinterpret_cast<const float4*>(w);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const int i = int(threadIdx.x) + k * kRowThreads;
+        // n4 is a multiple of 32 when quantizing: whole warps skip, or none.
+        if (i >= n4)
+            continue;
+        float4 r = make_float4(v[k].x * scale, v[k].y * scale, v[k].z * scale, v[k].w * scale);
+        if (w4) {
+            const float4 g = w4[i];
+            r = make_float4(r.x * g.x, r.y * g.y, r.z * g.z, r.w * g.w);
+        }
+        o[i] = r;
+        if constexpr (Quantize) {
+            float amax = fmaxf(fmaxf(fabsf(r.x), fabsf(r.y)), fmaxf(fabsf(r.z), fabsf(r.w)));
+            float blockSumValue = r.x + r.y + r.z + r.w;
+            for (int m = 1; m < 8; m <<= 1) {
+                amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, m));
+                blockSumValue += __shfl_xor_sync(0xffffffffu, blockSumValue, m);
+            }
+            const float inv = amax == 0.0f ? 0.0f : 127.0f / amax;
+            auto q = [inv](float x) {
+                const int t = __float2int_rn(x * inv);
+                return std::int8_t(t < -127 ? -127 : t > 127 ? 127 : t);
+            };
+            char4 packed;
+            packed.x = q(r.x);
+            packed.y = q(r.y);
+            packed.z = q(r.z);
+            packed.w = q(r.w);
+            reinterpret_cast<char4*>(quantized + row * n)[i] = packed;
+            if ((i & 7) == 0)
+                scales[row * (n / 32) + i / 8] = make_float4(amax / 127.0f, 0.0f, blockSumValue, 0.0f);
+        }
+    }
+}
+
+template <bool Quantize>
+cudaError_t launchAddRmsNormVector(std::int64_t perThread, std::int64_t rows, float* hidden,
+    const float* delta, const float* w, std::int64_t n, float eps, float* normed, std::int8_t* q,
+    float4* s, cudaStream_t stream)
+{
+    const dim3 grid { unsigned(rows) }, block { unsigned(kRowThreads) };
+    switch (perThread) {
+    case 1:
+        return launchChained(addRmsNormRowsVectorKernel<1, Quantize>, grid, block, 0, stream,
+            hidden, delta, w, n, eps, normed, q, s);
+    case 2:
+        return launchChained(addRmsNormRowsVectorKernel<2, Quantize>, grid, block, 0, stream,
+            hidden, delta, w, n, eps, normed, q, s);
+    case 3:
+        return launchChained(addRmsNormRowsVectorKernel<3, Quantize>, grid, block, 0, stream,
+            hidden, delta, w, n, eps, normed, q, s);
+    default:
+        return launchChained(addRmsNormRowsVectorKernel<4, Quantize>, grid, block, 0, stream,
+            hidden, delta, w, n, eps, normed, q, s);
+    }
+}
+
+bool aligned16(const void* p)
+{
+    return (reinterpret_cast<std::uintptr_t>(p) & 15) == 0;
+}
+
 __global__ void gatherRowsKernel(
     const float* x, const std::int32_t* rows, std::int64_t n, float* out)
 {
+    chainedKernelEntry();
     const float* src = x + std::int64_t(rows[blockIdx.x]) * n;
     float* dst = out + std::int64_t(blockIdx.x) * n;
     const bool vectors = n % 4 == 0 && (reinterpret_cast<std::uintptr_t>(x) & 15) == 0
@@ -99,6 +206,7 @@ __global__ void gatherRowsKernel(
 
 __global__ void countNonFiniteKernel(const float* x, std::int64_t n, int* count)
 {
+    chainedKernelEntry();
     int local = 0;
     const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
     for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
@@ -115,16 +223,17 @@ __device__ bool better(float v, int i, float bestV, int bestI)
     return v > bestV || (v == bestV && i < bestI);
 }
 
-__global__ void argmaxRowsKernel(const float* x, std::int64_t n, std::int32_t* index, float* value)
+// Scans x[r][first, last) into this block's best (value, index); every thread gets it.
+__device__ void blockBest(const float* row, std::int64_t first, std::int64_t last, float& bestV,
+    int& bestI)
 {
     __shared__ float sv[32];
     __shared__ int si[32];
-    const float* row = x + std::int64_t(blockIdx.x) * n;
-    float bestV = -INFINITY;
-    int bestI = INT_MAX;
+    bestV = -INFINITY;
+    bestI = INT_MAX;
     // Each thread scans its indices in increasing order, so a strict > keeps the lowest index
     // among its equal values; the reductions below break ties by index.
-    for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    for (std::int64_t i = first + threadIdx.x; i < last; i += blockDim.x) {
         const float v = row[i];
         if (better(v, int(i), bestV, bestI)) {
             bestV = v;
@@ -140,13 +249,12 @@ __global__ void argmaxRowsKernel(const float* x, std::int64_t n, std::int32_t* i
         }
     }
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    __syncthreads();
     if (lane == 0) {
         sv[warp] = bestV;
         si[warp] = bestI;
     }
     __syncthreads();
-    if (warp != 0)
-        return;
     const int warps = blockDim.x >> 5;
     bestV = lane < warps ? sv[lane] : -INFINITY;
     bestI = lane < warps ? si[lane] : INT_MAX;
@@ -158,12 +266,49 @@ __global__ void argmaxRowsKernel(const float* x, std::int64_t n, std::int32_t* i
             bestI = oi;
         }
     }
-    if (lane == 0) {
-        // A row of NaNs only: index 0, as a host loop starting from x[0] would report.
-        const bool none = bestI == INT_MAX;
-        index[blockIdx.x] = none ? 0 : bestI;
-        value[blockIdx.x] = none ? row[0] : bestV;
+}
+
+// Grid (chunks, rows): each block takes kArgmaxChunk values of a row and leaves its best in
+// `partial`; the row's last block to finish (a counter per row) reduces the partials in chunk
+// order, writes the answer and resets the counter for the next call.
+__global__ void argmaxRowsKernel(const float* x, std::int64_t n, std::int32_t* index, float* value,
+    ArgmaxPartial* partial, unsigned* counter)
+{
+    chainedKernelEntry();
+    const std::int64_t rowIndex = blockIdx.y;
+    const float* row = x + rowIndex * n;
+    const std::int64_t first = std::int64_t(blockIdx.x) * kArgmaxChunk;
+    const std::int64_t last = first + kArgmaxChunk < n ? first + kArgmaxChunk : n;
+    float bestV;
+    int bestI;
+    blockBest(row, first, last, bestV, bestI);
+    __shared__ bool lastBlock;
+    ArgmaxPartial* mine = partial + rowIndex * gridDim.x;
+    if (threadIdx.x == 0) {
+        mine[blockIdx.x] = { bestV, bestI };
+        __threadfence();
+        lastBlock = atomicAdd(counter + rowIndex, 1u) == gridDim.x - 1;
     }
+    __syncthreads();
+    if (!lastBlock || threadIdx.x != 0)
+        return;
+    __threadfence();
+    bestV = -INFINITY;
+    bestI = INT_MAX;
+    for (unsigned c = 0; c < gridDim.x; ++c) {
+        // Past L1: other blocks wrote these.
+        const float v = __ldcg(&mine[c].value);
+        const int i = __ldcg(&mine[c].index);
+        if (better(v, i, bestV, bestI)) {
+            bestV = v;
+            bestI = i;
+        }
+    }
+    // A row of NaNs only: index 0, as a host loop starting from x[0] would report.
+    const bool none = bestI == INT_MAX;
+    index[rowIndex] = none ? 0 : bestI;
+    value[rowIndex] = none ? row[0] : bestV;
+    counter[rowIndex] = 0;
 }
 
 } // namespace
@@ -173,8 +318,7 @@ cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, st
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
-    rmsNormRowsKernel<<<unsigned(rows), kRowThreads, 0, stream>>>(
-        x, xStride, w, n, eps, out, outStride);
+    launchChained(rmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream, x, xStride, w, n, eps, out, outStride);
     return cudaGetLastError();
 }
 
@@ -183,9 +327,34 @@ cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, st
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
-    addRmsNormRowsKernel<<<unsigned(rows), kRowThreads, 0, stream>>>(
-        hidden, delta, w, n, eps, normed);
-    return cudaGetLastError();
+    const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
+    if (n % 4 == 0 && perThread <= 4 && aligned16(hidden) && aligned16(delta) && aligned16(w)
+        && aligned16(normed))
+        return launchAddRmsNormVector<false>(
+            perThread, rows, hidden, delta, w, n, eps, normed, nullptr, nullptr, stream);
+    return launchChained(addRmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0,
+        stream, hidden, delta, w, n, eps, normed);
+}
+
+bool addRmsNormQuantizes(std::int64_t n)
+{
+    // Whole warps of valid float4 (the block shuffles use every lane), V <= 4.
+    return n > 0 && n % 128 == 0 && n <= 16 * kRowThreads;
+}
+
+cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
+    std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
+    cudaStream_t stream)
+{
+    if (rows <= 0)
+        return cudaSuccess;
+    if (!addRmsNormQuantizes(n) || !quantized.q || !quantized.s || !aligned16(hidden)
+        || !aligned16(delta) || !aligned16(w) || !aligned16(normed) || !aligned16(quantized.q)
+        || !aligned16(quantized.s))
+        return cudaErrorInvalidValue;
+    const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
+    return launchAddRmsNormVector<true>(
+        perThread, rows, hidden, delta, w, n, eps, normed, quantized.q, quantized.s, stream);
 }
 
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,
@@ -193,7 +362,7 @@ cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t
 {
     if (count <= 0 || n <= 0)
         return cudaSuccess;
-    gatherRowsKernel<<<unsigned(count), kRowThreads, 0, stream>>>(x, rows, n, out);
+    launchChained(gatherRowsKernel, dim3(unsigned(count)), dim3(kRowThreads), 0, stream, x, rows, n, out);
     return cudaGetLastError();
 }
 
@@ -202,18 +371,28 @@ cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStrea
     if (n <= 0)
         return cudaSuccess;
     const std::int64_t blocks = (n + kRowThreads * 8 - 1) / (kRowThreads * 8);
-    countNonFiniteKernel<<<unsigned(blocks < 1024 ? blocks : 1024), kRowThreads, 0, stream>>>(
-        x, n, count);
+    launchChained(countNonFiniteKernel, dim3(unsigned(blocks < 1024 ? blocks : 1024)), dim3(kRowThreads), 0, stream, x, n, count);
     return cudaGetLastError();
 }
 
+std::size_t argmaxWorkspaceBytes(std::int64_t rows, std::int64_t n)
+{
+    const std::int64_t chunks = (n + kArgmaxChunk - 1) / kArgmaxChunk;
+    return std::size_t(rows) * (sizeof(unsigned) + std::size_t(chunks) * sizeof(ArgmaxPartial));
+}
+
 cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::int32_t* index,
-    float* value, cudaStream_t stream)
+    float* value, void* workspace, cudaStream_t stream)
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
-    argmaxRowsKernel<<<unsigned(rows), kArgmaxThreads, 0, stream>>>(x, n, index, value);
-    return cudaGetLastError();
+    if (!workspace || n > INT_MAX)
+        return cudaErrorInvalidValue;
+    const std::int64_t chunks = (n + kArgmaxChunk - 1) / kArgmaxChunk;
+    auto* counter = static_cast<unsigned*>(workspace);
+    auto* partial = reinterpret_cast<ArgmaxPartial*>(counter + rows);
+    return launchChained(argmaxRowsKernel, dim3(unsigned(chunks), unsigned(rows)),
+        dim3(kArgmaxThreads), 0, stream, x, n, index, value, partial, counter);
 }
 
 } // namespace cw::kernels::cuda

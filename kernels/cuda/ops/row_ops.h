@@ -4,6 +4,7 @@
 // `stream`, never synchronise, never allocate, and return the launch error.
 
 #include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 #include <cstdint>
 
@@ -19,6 +20,22 @@ cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, st
 cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, std::int64_t rows,
     std::int64_t n, float eps, float* normed, cudaStream_t stream);
 
+// Token rows as the integer matrix-vector products read them (quant_products.h,
+// QuantizedActivations): int8 values [rows][n] at q, and per 32 values one float4
+// {d, 0, sum of the f32 values, 0} at s (row r's at s + r * n / 32), value = d * q.
+struct Int8Rows {
+    std::int8_t* q = nullptr;
+    float4* s = nullptr;
+};
+
+// addRmsNormRows that also writes the normed rows quantized (16-byte aligned pointers; n a
+// multiple of 128 and at most 4096: addRmsNormQuantizes(n)), so the products that read them
+// need no quantization of their own.
+bool addRmsNormQuantizes(std::int64_t n);
+cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
+    std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
+    cudaStream_t stream);
+
 // Gathers rows: out[i] = x[rows[i]] (rows of n values, contiguous); `rows` on the device.
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,
     std::int64_t n, float* out, cudaStream_t stream);
@@ -28,7 +45,10 @@ cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStrea
 
 // For each row r < rows: index[r] = the index of the largest of x[r][0, n) (the lowest index
 // among equals), value[r] = that value. For greedy decoding without copying the logits.
+// `workspace`: argmaxWorkspaceBytes(rows, n) bytes of device memory that are zero before the
+// first call; every call leaves them zero (so calls on one workspace must not overlap).
+std::size_t argmaxWorkspaceBytes(std::int64_t rows, std::int64_t n);
 cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::int32_t* index,
-    float* value, cudaStream_t stream);
+    float* value, void* workspace, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cuda_bf16.h>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -85,6 +86,7 @@ template <TensorType Type, class Out>
 __global__ void __launch_bounds__(kThreads) dequantizeRowsKernel(
     const std::uint8_t* w, std::size_t rowStride, std::int64_t row0, std::int64_t cols, Out* out)
 {
+    chainedKernelEntry();
     const std::int64_t r = blockIdx.x;
     dequantizeRowByBlock<Type>(w + std::size_t(row0 + r) * rowStride, cols, out + r * cols);
 }
@@ -94,6 +96,7 @@ __global__ void __launch_bounds__(kThreads)
     gatherRowsKernel(const std::uint8_t* w, std::size_t rowStride, std::int64_t rows,
         std::int64_t cols, const std::int32_t* ids, float* out)
 {
+    chainedKernelEntry();
     const std::int64_t i = blockIdx.x;
     const std::int32_t id = ids[i];
     float* dst = out + i * cols;
@@ -109,6 +112,7 @@ template <TensorType Type>
 __global__ void __launch_bounds__(kThreads) dequantizeChunksKernel(
     const std::uint8_t* w, std::size_t rowStride, std::int64_t cols, float* out)
 {
+    chainedKernelEntry();
     const std::int64_t r = blockIdx.x;
     const std::uint8_t* row = w + std::size_t(r) * rowStride;
     for (std::int64_t c = threadIdx.x; c < cols / 32; c += blockDim.x) {
@@ -126,6 +130,7 @@ __global__ void __launch_bounds__(kThreads) dequantizeChunksKernel(
 __global__ void __launch_bounds__(kThreads)
     convertToBf16Kernel(const float* x, std::int64_t xStride, std::int64_t cols, std::uint16_t* out)
 {
+    chainedKernelEntry();
     const std::int64_t r = blockIdx.x;
     const float* src = x + r * xStride;
     std::uint16_t* dst = out + r * cols;
@@ -157,8 +162,7 @@ template <class Out> struct DequantizeRowsLaunch {
     cudaStream_t stream;
     template <TensorType Type> void operator()() const
     {
-        dequantizeRowsKernel<Type, Out>
-            <<<unsigned(count), kThreads, 0, stream>>>(w, rowStride, row0, cols, out);
+        launchChained(dequantizeRowsKernel<Type, Out>, dim3(unsigned(count)), dim3(kThreads), 0, stream, w, rowStride, row0, cols, out);
     }
 };
 
@@ -171,8 +175,7 @@ struct GatherRowsLaunch {
     cudaStream_t stream;
     template <TensorType Type> void operator()() const
     {
-        gatherRowsKernel<Type>
-            <<<unsigned(count), kThreads, 0, stream>>>(w, rowStride, rows, cols, ids, out);
+        launchChained(gatherRowsKernel<Type>, dim3(unsigned(count)), dim3(kThreads), 0, stream, w, rowStride, rows, cols, ids, out);
     }
 };
 
@@ -185,8 +188,7 @@ struct DequantizeChunksLaunch {
     template <TensorType Type> void operator()() const
     {
         if constexpr (kIsChunked<Type>)
-            dequantizeChunksKernel<Type>
-                <<<unsigned(rows), kThreads, 0, stream>>>(w, rowStride, cols, out);
+            launchChained(dequantizeChunksKernel<Type>, dim3(unsigned(rows)), dim3(kThreads), 0, stream, w, rowStride, cols, out);
     }
 };
 
@@ -264,7 +266,7 @@ cudaError_t convertToBf16(const float* x, std::int64_t xStride, std::int64_t row
 {
     if (rows <= 0 || cols <= 0)
         return cudaSuccess;
-    convertToBf16Kernel<<<unsigned(rows), kThreads, 0, stream>>>(x, xStride, cols, out);
+    launchChained(convertToBf16Kernel, dim3(unsigned(rows)), dim3(kThreads), 0, stream, x, xStride, cols, out);
     return cudaGetLastError();
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 namespace {
@@ -47,6 +48,7 @@ template <int Planes>
 __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const float* __restrict__ x,
     std::int64_t xStride, std::int64_t cols, std::int8_t* __restrict__ q, float4* __restrict__ s)
 {
+    chainedKernelEntry();
     const std::int64_t blocks = cols / 32;
     const std::int64_t b = std::int64_t(blockIdx.x) * kQuantWarps + threadIdx.x / 32;
     const std::int64_t t = blockIdx.y;
@@ -91,9 +93,9 @@ cudaError_t quantizeRows(const float* x, std::int64_t xStride, std::int64_t rows
         at + alignUp(std::size_t(rows) * std::size_t(planes) * std::size_t(cols)));
     const dim3 grid(unsigned((cols / 32 + kQuantWarps - 1) / kQuantWarps), unsigned(rows));
     if (planes == 1)
-        quantizeRowsKernel<1><<<grid, 32 * kQuantWarps, 0, stream>>>(x, xStride, cols, q, s);
+        launchChained(quantizeRowsKernel<1>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x, xStride, cols, q, s);
     else
-        quantizeRowsKernel<2><<<grid, 32 * kQuantWarps, 0, stream>>>(x, xStride, cols, q, s);
+        launchChained(quantizeRowsKernel<2>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x, xStride, cols, q, s);
     out = QuantizedRows { q, s, planes };
     return cudaGetLastError();
 }

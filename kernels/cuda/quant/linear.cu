@@ -212,8 +212,12 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
     if (!intDotSupports(w.type, w.cols, w.data, w.rowStride) || tokens < 1
         || tokens > kMatVecMaxTokens)
         return cudaErrorInvalidValue;
-    const IntMatVecArgs args { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows,
-        w.cols, x, tokens, y, yStride, stream };
+    IntMatVecArgs args;
+    args.targets[0] = { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, y, yStride };
+    args.cols = w.cols;
+    args.x = x;
+    args.tokens = tokens;
+    args.stream = stream;
     cudaError_t result = cudaErrorInvalidValue;
     dispatchMatrixType(w.type, IntMatVecLaunch { args, result });
     return result;
@@ -239,6 +243,73 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
         return quant_detail::matVec(w, x, xStride, tokens, y, yStride, stream);
     }
     return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
+}
+
+cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
+    std::int64_t xStride, std::int64_t tokens, const QuantizedActivations* quantized,
+    GemmPrecision precision, DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream)
+{
+    using namespace quant_detail;
+    if (count < 1 || tokens < 0)
+        return cudaErrorInvalidValue;
+    for (int i = 0; i < count; ++i)
+        if (!outputs[i].w || !validMatrix(*outputs[i].w) || outputs[i].w->cols != outputs[0].w->cols)
+            return cudaErrorInvalidValue;
+    if (tokens == 0)
+        return cudaSuccess;
+    const std::int64_t cols = outputs[0].w->cols;
+    bool integer[kMaxFanOut] {};
+    bool anyInteger = false;
+    if (count > kMaxFanOut)
+        return cudaErrorInvalidValue;
+    const std::size_t xBytes = quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), cols, 1);
+    const bool scratchFits = quantized
+        || (scratch.data && scratch.bytes >= xBytes
+            && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0);
+    for (int i = 0; i < count; ++i) {
+        integer[i] = tokens <= kMatVecMaxTokens && scratchFits && outputs[i].w->rows > 0
+            && usesIntMatVec(*outputs[i].w, tokens, precision);
+        anyInteger = anyInteger || integer[i];
+    }
+    if (anyInteger) {
+        QuantizedRows q { quantized ? quantized->q : nullptr, quantized ? quantized->s : nullptr, 1 };
+        if (!quantized)
+            if (const cudaError_t e
+                = quantizeRows(x, xStride, tokens, cols, 1, scratch.data, q, stream))
+                return e;
+        bool done[kMaxFanOut] {};
+        for (int i = 0; i < count; ++i) {
+            if (!integer[i] || done[i])
+                continue;
+            // Every later matrix of this type joins the launch, up to kMaxIntMatVecTargets.
+            IntMatVecArgs args;
+            args.targetCount = 0;
+            for (int j = i; j < count && args.targetCount < kMaxIntMatVecTargets; ++j) {
+                if (!integer[j] || done[j] || outputs[j].w->type != outputs[i].w->type)
+                    continue;
+                const DeviceMatrix& w = *outputs[j].w;
+                args.targets[args.targetCount++] = { static_cast<const std::uint8_t*>(w.data),
+                    w.rowStride, w.rows, outputs[j].y, outputs[j].yStride };
+                done[j] = true;
+            }
+            args.cols = cols;
+            args.x = q;
+            args.tokens = tokens;
+            args.stream = stream;
+            cudaError_t result = cudaErrorInvalidValue;
+            dispatchMatrixType(outputs[i].w->type, IntMatVecLaunch { args, result });
+            if (result != cudaSuccess)
+                return result;
+        }
+    }
+    for (int i = 0; i < count; ++i) {
+        if (integer[i])
+            continue;
+        if (const cudaError_t e = linear(*outputs[i].w, x, xStride, tokens, outputs[i].y,
+                outputs[i].yStride, precision, scratch, cublas, stream))
+            return e;
+    }
+    return cudaSuccess;
 }
 
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)

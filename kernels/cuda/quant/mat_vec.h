@@ -48,15 +48,28 @@ struct QuantizedRows {
     int planes = 1;
 };
 
+// One matrix of a launch of the integer products: rows of w (rowStride bytes apart) into
+// y[t][r] (yStride floats apart).
+struct IntMatVecTarget {
+    const std::uint8_t* w = nullptr;
+    std::size_t rowStride = 0;
+    std::int64_t rows = 0;
+    float* y = nullptr;
+    std::int64_t yStride = 0;
+};
+
+// Matrices of one type and column count applied to the same activations share one launch
+// (the attention's q and k, DeltaNet's input projections, the shared expert's gate and up):
+// a launch costs more than the smaller of these products.
+constexpr int kMaxIntMatVecTargets = 4;
+
 struct IntMatVecArgs {
-    const std::uint8_t* w;
-    std::size_t rowStride;
-    std::int64_t rows, cols;
+    IntMatVecTarget targets[kMaxIntMatVecTargets];
+    int targetCount = 1;
+    std::int64_t cols = 0;
     QuantizedRows x;
-    std::int64_t tokens; // 1..kMatVecMaxTokens
-    float* y;
-    std::int64_t yStride;
-    cudaStream_t stream;
+    std::int64_t tokens = 0; // 1..kMatVecMaxTokens
+    cudaStream_t stream = nullptr;
 };
 
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.

@@ -16,6 +16,7 @@
 #include "kernels/cuda/quant/mat_vec.h"
 
 #include <cstdint>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::int_dot {
 
@@ -89,17 +90,34 @@ inline int warpsForUnits(std::int64_t units)
     return int(w < 1 ? 1 : w > kMaxWarps ? kMaxWarps : w);
 }
 
+// The launch's matrices, each with the index of its first block (blocks of one matrix are
+// consecutive, in target order).
+struct IntMatVecGrid {
+    quant_detail::IntMatVecTarget target[quant_detail::kMaxIntMatVecTargets];
+    std::int64_t firstBlock[quant_detail::kMaxIntMatVecTargets];
+    int count;
+};
+
 template <TensorType Type, int T, int R>
-__global__ void __launch_bounds__(32 * kMaxWarps)
-    intMatVecKernel(const std::uint8_t* __restrict__ w, std::size_t rowStride, std::int64_t rows,
-        std::int64_t cols, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs,
-        float* __restrict__ y, std::int64_t yStride)
+__global__ void __launch_bounds__(32 * kMaxWarps) intMatVecKernel(const IntMatVecGrid grid,
+    std::int64_t cols, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
 {
-    const std::int64_t row0 = std::int64_t(blockIdx.x) * R;
+    chainedKernelEntry();
+    // Which matrix: unrolled selects, so the parameter array is never indexed at run time.
+    quant_detail::IntMatVecTarget m = grid.target[0];
+    std::int64_t first = 0;
+#pragma unroll
+    for (int j = 1; j < quant_detail::kMaxIntMatVecTargets; ++j)
+        if (j < grid.count && std::int64_t(blockIdx.x) >= grid.firstBlock[j]) {
+            m = grid.target[j];
+            first = grid.firstBlock[j];
+        }
+    const std::int64_t rows = m.rows;
+    const std::int64_t row0 = (std::int64_t(blockIdx.x) - first) * R;
     const std::uint8_t* rowPtr[R];
 #pragma unroll
     for (int r = 0; r < R; ++r)
-        rowPtr[r] = w + std::size_t(row0 + r < rows ? row0 + r : rows - 1) * rowStride;
+        rowPtr[r] = m.w + std::size_t(row0 + r < rows ? row0 + r : rows - 1) * m.rowStride;
     float acc[R][T];
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -119,17 +137,23 @@ __global__ void __launch_bounds__(32 * kMaxWarps)
     for (int i = int(threadIdx.x); i < R * T; i += int(blockDim.x)) {
         const int r = i / T, t = i % T;
         if (row0 + r < rows)
-            y[t * yStride + row0 + r] = total[i];
+            m.y[t * m.yStride + row0 + r] = total[i];
     }
 }
 
 template <TensorType Type, int T, int R>
 cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
 {
-    const unsigned blocks = unsigned((a.rows + R - 1) / R);
+    IntMatVecGrid grid {};
+    std::int64_t blocks = 0;
+    for (int j = 0; j < a.targetCount; ++j) {
+        grid.target[j] = a.targets[j];
+        grid.firstBlock[j] = blocks;
+        blocks += (a.targets[j].rows + R - 1) / R;
+    }
+    grid.count = a.targetCount;
     const int threads = 32 * warpsForUnits(a.cols / Unit<Type>::kValues);
-    intMatVecKernel<Type, T, R><<<blocks, threads, 0, a.stream>>>(
-        a.w, a.rowStride, a.rows, a.cols, a.x.q, a.x.s, a.y, a.yStride);
+    launchChained(intMatVecKernel<Type, T, R>, dim3(unsigned(blocks)), dim3(threads), 0, a.stream, grid, a.cols, a.x.q, a.x.s);
     return cudaGetLastError();
 }
 
@@ -141,8 +165,12 @@ template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detai
         return launchIntMatVecTR<Type, 1, 1>(a);
     else if constexpr (T <= 3)
         return launchIntMatVecTR<Type, T, 2>(a);
-    else
-        return a.rows >= 1024 ? launchIntMatVecTR<Type, T, 4>(a) : launchIntMatVecTR<Type, T, 2>(a);
+    else {
+        std::int64_t rows = a.targets[0].rows; // the smallest matrix decides
+        for (int j = 1; j < a.targetCount; ++j)
+            rows = a.targets[j].rows < rows ? a.targets[j].rows : rows;
+        return rows >= 1024 ? launchIntMatVecTR<Type, T, 4>(a) : launchIntMatVecTR<Type, T, 2>(a);
+    }
 }
 
 } // namespace cw::kernels::cuda::int_dot
@@ -152,7 +180,7 @@ namespace cw::kernels::cuda::quant_detail {
 template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a)
 {
     static_assert(int_dot::kHasUnit<Type>, "integer products serve the block types only");
-    if (a.x.planes != 1)
+    if (a.x.planes != 1 || a.targetCount < 1 || a.targetCount > kMaxIntMatVecTargets)
         return cudaErrorInvalidValue;
     switch (a.tokens) {
     case 1:

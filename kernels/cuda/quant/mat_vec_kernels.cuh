@@ -22,6 +22,7 @@
 #include "kernels/cuda/quant/quant_products.h"
 
 #include <cstdint>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 
@@ -105,6 +106,7 @@ __global__ void __launch_bounds__(kMvThreads)
         std::int64_t rows, std::int64_t cols, const float* __restrict__ x, std::int64_t xStride,
         float* __restrict__ y, std::int64_t yStride, bool aligned16, bool xVector)
 {
+    chainedKernelEntry();
     constexpr int kBlockValues = BlockTraits<Type>::kValues,
                   kBlockBytes = BlockTraits<Type>::kBytes;
     constexpr int kTileBytes = kMvTileValues / kBlockValues * kBlockBytes;
@@ -194,6 +196,7 @@ __global__ void __launch_bounds__(kMvThreads) matVecFloatKernel(const std::uint8
     std::size_t rowStride, std::int64_t rows, std::int64_t cols, const float* __restrict__ x,
     std::int64_t xStride, float* __restrict__ y, std::int64_t yStride, bool xVector)
 {
+    chainedKernelEntry();
     const std::int64_t row0 = std::int64_t(blockIdx.x) * R;
     const std::uint8_t* rowPtr[R];
 #pragma unroll
@@ -249,11 +252,9 @@ template <TensorType Type, int T, int R> cudaError_t launchMatVecTR(const MatVec
     if constexpr (kIsChunked<Type>) {
         const bool aligned16
             = (reinterpret_cast<std::uintptr_t>(a.w) & 15) == 0 && a.rowStride % 16 == 0;
-        matVecChunkedKernel<Type, T, R><<<blocks, kMvThreads, 0, a.stream>>>(
-            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, aligned16, xVector);
+        launchChained(matVecChunkedKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, aligned16, xVector);
     } else {
-        matVecFloatKernel<Type, T, R><<<blocks, kMvThreads, 0, a.stream>>>(
-            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, xVector);
+        launchChained(matVecFloatKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, xVector);
     }
     return cudaGetLastError();
 }
@@ -281,8 +282,7 @@ template <TensorType Type, int T> cudaError_t launchMatVecT(const MatVecArgs& a)
         = aligned && (a.kernel == MatVecKernel::Mma || (a.kernel == MatVecKernel::Auto && autoMma));
     if (mma) {
         const unsigned blocks = unsigned((a.rows + kMmaRows - 1) / kMmaRows);
-        matVecMmaKernel<Type, T><<<blocks, kMmaThreads, 0, a.stream>>>(
-            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride);
+        launchChained(matVecMmaKernel<Type, T>, dim3(blocks), dim3(kMmaThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride);
         return cudaGetLastError();
     }
     return matVecRowsPerBlock(a.rows) == 4 ? launchMatVecTR<Type, T, 4>(a)

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <type_traits>
+#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 
@@ -84,6 +85,7 @@ __global__ void __launch_bounds__(kMmaThreads) matVecMmaKernel(const std::uint8_
     std::size_t rowStride, std::int64_t rows, std::int64_t cols, const float* __restrict__ x,
     std::int64_t xStride, float* __restrict__ y, std::int64_t yStride)
 {
+    chainedKernelEntry();
     static_assert(T >= 1 && T <= 8, "the n dimension of the mma holds 8 token rows");
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t = lane & 3;

@@ -156,6 +156,67 @@ TEST(RowOps, addRmsNormRowsAddsTheResidualThenNorms)
     }
 }
 
+// The fused quantization: the normed rows as the integer products read them, checked value by
+// value against the rows the same launch wrote in f32 (and those against the CPU's norm), for
+// the hidden sizes of the shipped models and one at the kernel's limit.
+TEST(RowOps, addRmsNormRowsQuantizedWritesTheNormedRowsAsInt8Blocks)
+{
+    std::mt19937 rng(12);
+    for (const std::int64_t n : { std::int64_t(2048), std::int64_t(4096), std::int64_t(640) }) {
+        ASSERT_TRUE(addRmsNormQuantizes(n)) << n;
+        const std::int64_t rows = 8;
+        const float eps = 1e-6f;
+        auto hidden = randomVector(std::size_t(rows * n), rng);
+        const auto delta = randomVector(std::size_t(rows * n), rng);
+        const auto w = randomVector(std::size_t(n), rng, 0.5f, 1.5f);
+        // A zero weight block makes an all-zero quantized block (d = 0).
+        auto wz = w;
+        std::fill_n(wz.begin(), 32, 0.0f);
+        DeviceArray<float> dHidden, dDelta, dW, dNormed;
+        DeviceArray<std::int8_t> dQ;
+        DeviceArray<float> dS;
+        CW_CUDA_OK(dHidden.upload(hidden));
+        CW_CUDA_OK(dDelta.upload(delta));
+        CW_CUDA_OK(dW.upload(wz));
+        CW_CUDA_OK(dNormed.allocate(std::size_t(rows * n)));
+        CW_CUDA_OK(dQ.allocate(std::size_t(rows * n)));
+        CW_CUDA_OK(dS.allocate(std::size_t(rows * n / 32 * 4)));
+        CW_CUDA_OK(dS.poison());
+        const Int8Rows out { dQ.get(), reinterpret_cast<float4*>(dS.get()) };
+        CW_CUDA_OK(addRmsNormRowsQuantized(
+            dHidden.get(), dDelta.get(), dW.get(), rows, n, eps, dNormed.get(), out, nullptr));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        std::vector<float> normed, scales;
+        std::vector<std::int8_t> q;
+        CW_CUDA_OK(dNormed.download(normed));
+        CW_CUDA_OK(dQ.download(q));
+        CW_CUDA_OK(dS.download(scales));
+        std::vector<float> hRef = hidden, nRef(hidden.size());
+        for (std::size_t i = 0; i < hRef.size(); ++i)
+            hRef[i] += delta[i];
+        for (std::int64_t r = 0; r < rows; ++r)
+            ops::rmsNorm(hRef.data() + r * n, wz.data(), n, eps, nRef.data() + r * n);
+        EXPECT_LT(relativeError("addRmsNormRowsQuantized", normed, nRef, rows, n, n), 1e-6);
+        for (std::int64_t b = 0; b < rows * n / 32; ++b) {
+            const float* v = normed.data() + b * 32;
+            float amax = 0.0f, sum = 0.0f;
+            for (int i = 0; i < 32; ++i) {
+                amax = std::max(amax, std::fabs(v[i]));
+                sum += v[i];
+            }
+            const float d = scales[std::size_t(b * 4)];
+            ASSERT_EQ(d, amax / 127.0f) << "block " << b << ", n " << n;
+            EXPECT_EQ(scales[std::size_t(b * 4 + 1)], 0.0f);
+            EXPECT_NEAR(scales[std::size_t(b * 4 + 2)], sum, 1e-4f * (1.0f + std::fabs(sum)));
+            for (int i = 0; i < 32; ++i) {
+                const int expected = amax == 0.0f ? 0 : int(std::lrintf(v[i] * (127.0f / amax)));
+                ASSERT_EQ(int(q[std::size_t(b * 32 + i)]), std::clamp(expected, -127, 127))
+                    << "block " << b << " value " << i << ", n " << n;
+            }
+        }
+    }
+}
+
 TEST(RowOps, gatherF32RowsCopiesTheChosenRows)
 {
     std::mt19937 rng(3);
@@ -222,12 +283,19 @@ TEST(RowOps, argmaxRowsTakesTheLowestIndexAmongEqualMaxima)
         CW_CUDA_OK(dX.upload(x));
         CW_CUDA_OK(dIndex.allocate(std::size_t(rows)));
         CW_CUDA_OK(dValue.allocate(std::size_t(rows)));
-        CW_CUDA_OK(argmaxRows(dX.get(), rows, n, dIndex.get(), dValue.get(), nullptr));
-        CW_CUDA_OK(cudaDeviceSynchronize());
+        DeviceArray<std::uint8_t> workspace;
+        CW_CUDA_OK(workspace.upload(std::vector<std::uint8_t>(argmaxWorkspaceBytes(rows, n), 0)));
         std::vector<std::int32_t> index;
         std::vector<float> value;
-        CW_CUDA_OK(dIndex.download(index));
-        CW_CUDA_OK(dValue.download(value));
+        // Twice on one workspace: the first call must leave it ready for the next.
+        for (int call = 0; call < 2; ++call) {
+            CW_CUDA_OK(dIndex.upload(std::vector<std::int32_t>(std::size_t(rows), -1)));
+            CW_CUDA_OK(argmaxRows(
+                dX.get(), rows, n, dIndex.get(), dValue.get(), workspace.get(), nullptr));
+            CW_CUDA_OK(cudaDeviceSynchronize());
+            CW_CUDA_OK(dIndex.download(index));
+            CW_CUDA_OK(dValue.download(value));
+        }
         for (std::int64_t r = 0; r < rows; ++r) {
             const float* row = x.data() + r * n;
             const auto best = std::max_element(row, row + n); // the first of equal maxima

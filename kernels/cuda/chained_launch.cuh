@@ -1,0 +1,52 @@
+#pragma once
+
+// Chained launches (programmatic dependent launch, Hopper and newer): a kernel launched with
+// launchChained may be scheduled while the kernel before it on the stream still runs; its
+// blocks then wait at chainedKernelEntry() until that kernel has finished and its writes are
+// visible. A decode step is hundreds of small dependent kernels, and this hides most of the
+// launch latency between them (graph replays keep the chaining as programmatic edges).
+//
+// The contract: every kernel launched with launchChained calls chainedKernelEntry() before it
+// reads or writes device memory. Kernels launched plainly (cuBLAS, memsets) keep the stream's
+// full ordering, so mixing the two is safe. CW_CUDA_CHAINED=0 turns chaining off (A/B runs).
+
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <utility>
+
+namespace cw::kernels::cuda {
+
+__device__ __forceinline__ void chainedKernelEntry()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Wait for the kernel before this one, then let the next one be scheduled: its blocks
+    // wait in turn, so at most one kernel runs ahead and none starves this one of SMs (all
+    // of this kernel's blocks have started by the time the next is let in).
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+namespace chained_detail {
+bool chainingAvailable(); // this device is sm_90+ and CW_CUDA_CHAINED is not 0
+} // namespace chained_detail
+
+template <typename... Params, typename... Args>
+cudaError_t launchChained(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t sharedBytes,
+    cudaStream_t stream, Args&&... args)
+{
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t config {};
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = sharedBytes;
+    config.stream = stream;
+    config.attrs = attribute;
+    config.numAttrs = chained_detail::chainingAvailable() ? 1 : 0;
+    return cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+}
+
+} // namespace cw::kernels::cuda
