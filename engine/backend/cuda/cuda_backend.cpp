@@ -77,6 +77,12 @@ public:
             cudaGraphExecDestroy(graph);
         if (m_cublas)
             cublasDestroy(m_cublas);
+        if (m_fork)
+            cudaEventDestroy(m_fork);
+        if (m_join)
+            cudaEventDestroy(m_join);
+        if (m_sideStream)
+            cudaStreamDestroy(m_sideStream);
         if (m_stream)
             cudaStreamDestroy(m_stream);
         if (m_logitsHost)
@@ -120,6 +126,10 @@ private:
         std::int64_t rows, float* y, std::int64_t yStride);
     // Products of the normed rows (the layer's input) with several matrices.
     void linearFanOut(std::initializer_list<cuda::LinearOutput> outputs);
+    // The same on another stream and scratch (the products stay under kMatVecMaxTokens rows
+    // there, so the cuBLAS handle, bound to m_stream, is not used).
+    void linearFanOut(std::initializer_list<cuda::LinearOutput> outputs, cudaStream_t stream,
+        cuda::DeviceScratch scratch);
     void runOps();
     bool runStep(); // true: the first chunk of logits was computed with the step
     void computeLogits(std::int64_t first, std::int64_t count);
@@ -133,6 +143,9 @@ private:
     DeviceArena m_arena;
     CudaWeights m_w;
     cudaStream_t m_stream = nullptr;
+    cudaStream_t m_sideStream = nullptr; // the shared expert beside the routed ones (decode)
+    cudaEvent_t m_fork = nullptr, m_join = nullptr;
+    cuda::DeviceScratch m_sideScratch; // the side stream's products' scratch
     cublasHandle_t m_cublas = nullptr;
     std::unique_ptr<CudaKvStore> m_kv;
     cuda::PagedKv m_pagedKv;
@@ -436,6 +449,24 @@ Result<void> CudaBackend::allocateBuffers()
         m_normedQuant.q = static_cast<std::int8_t*>(*q);
         m_normedQuant.s = reinterpret_cast<float4*>(m_normedQuant.q + values);
     }
+    if (hp.sharedExpertFfnSize > 0) {
+        // Scratch for the shared expert's quantized rows on the side stream (its only use).
+        std::size_t sideBytes = 0;
+        for (const auto& L : m_w.layers)
+            if (L.sharedGate)
+                sideBytes = std::max({ sideBytes,
+                    cuda::linearScratchBytes(L.sharedGateProj, cuda::kMatVecMaxTokens, m_precision),
+                    cuda::linearScratchBytes(L.sharedUp, cuda::kMatVecMaxTokens, m_precision),
+                    cuda::linearScratchBytes(L.sharedDown, cuda::kMatVecMaxTokens, m_precision) });
+        auto side = m_arena.allocate(sideBytes, "the shared expert's scratch");
+        if (!side)
+            return side.error();
+        m_sideScratch = { static_cast<std::byte*>(*side), sideBytes };
+        if (cudaStreamCreateWithFlags(&m_sideStream, cudaStreamNonBlocking) != cudaSuccess
+            || cudaEventCreateWithFlags(&m_fork, cudaEventDisableTiming) != cudaSuccess
+            || cudaEventCreateWithFlags(&m_join, cudaEventDisableTiming) != cudaSuccess)
+            return makeError("could not create the GPU's second stream; use --device cpu");
+    }
     auto counter = m_arena.allocate(sizeof(int), "the finite check");
     if (!counter)
         return counter.error();
@@ -540,10 +571,16 @@ void CudaBackend::linear(const cuda::DeviceMatrix& w, const float* x, std::int64
 
 void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs)
 {
+    linearFanOut(outputs, m_stream, m_scratch);
+}
+
+void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs,
+    cudaStream_t stream, cuda::DeviceScratch scratch)
+{
     const cuda::QuantizedActivations quantized { m_normedQuant.q, m_normedQuant.s };
     check(cuda::linearFanOut(outputs.begin(), int(outputs.size()), m_normedRows, m_hidden,
-        m_layout.rows, m_normedQuantized ? &quantized : nullptr, m_precision, m_scratch, m_cublas,
-        m_stream));
+        m_layout.rows, m_normedQuantized ? &quantized : nullptr, m_precision, scratch, m_cublas,
+        stream));
 }
 
 void CudaBackend::embed()
@@ -632,14 +669,31 @@ void CudaBackend::moe(int layer)
         float* sharedGate = reinterpret_cast<float*>(ids + T * K);
         float* sharedUp = sharedGate + T * sh;
         float* sharedDown = sharedUp + T * sh;
+        // Small steps run the shared expert on a second stream beside the routed experts:
+        // both are chains of small kernels, so overlapping them shortens the step.
+        const bool beside = L.sharedGate && m_sideStream && T <= cuda::kMatVecMaxTokens;
+        if (L.sharedGate) {
+            cudaStream_t stream = beside ? m_sideStream : m_stream;
+            const cuda::DeviceScratch scratch = beside ? m_sideScratch : m_scratch;
+            if (beside) {
+                check(cudaEventRecord(m_fork, m_stream));
+                check(cudaStreamWaitEvent(m_sideStream, m_fork, 0));
+            }
+            linearFanOut({ { &L.sharedGateProj, sharedGate, sh }, { &L.sharedUp, sharedUp, sh } },
+                stream, scratch);
+            check(cuda::siluMul(sharedUp, sharedGate, T * sh, stream));
+            check(cuda::linear(L.sharedDown, sharedUp, sh, T, sharedDown, m_hidden, m_precision,
+                scratch, m_cublas, stream));
+            if (beside)
+                check(cudaEventRecord(m_join, m_sideStream));
+        }
         linear(L.router, m_normedRows, m_hidden, T, logits, E);
         check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
         check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
             m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
         if (L.sharedGate) {
-            linearFanOut({ { &L.sharedGateProj, sharedGate, sh }, { &L.sharedUp, sharedUp, sh } });
-            check(cuda::siluMul(sharedUp, sharedGate, T * sh, m_stream));
-            linear(L.sharedDown, sharedUp, sh, T, sharedDown, m_hidden);
+            if (beside)
+                check(cudaStreamWaitEvent(m_stream, m_join, 0));
             check(cuda::addGatedSharedExpert(
                 m_normedRows, L.sharedGate, sharedDown, T, m_hidden, m_deltaRows, m_stream));
         }
