@@ -173,10 +173,14 @@ TEST(CudaBatches, sixteenSequencesDecodedTogetherGiveTheTokensOfEachAlone)
             next[std::size_t(s)] = argmax(*logits, 0, V);
         }
         int same = 0;
+        std::vector<int> firstDifference(kSequences, -1);
         for (int i = 0; i < kSteps; ++i) {
             std::vector<ForwardRequest> requests;
             for (int s = 0; s < kSequences; ++s) {
-                same += next[std::size_t(s)] == alone[std::size_t(s)][std::size_t(i)];
+                const bool equal = next[std::size_t(s)] == alone[std::size_t(s)][std::size_t(i)];
+                same += equal;
+                if (!equal && firstDifference[std::size_t(s)] < 0)
+                    firstDifference[std::size_t(s)] = i;
                 requests.push_back({ seqs[std::size_t(s)].get(),
                     std::span<const std::int32_t>(&next[std::size_t(s)], 1), false });
             }
@@ -186,6 +190,10 @@ TEST(CudaBatches, sixteenSequencesDecodedTogetherGiveTheTokensOfEachAlone)
         }
         std::printf("%s: %d of %d greedy tokens the same in a batch of 16\n", preset.c_str(), same,
             kSequences * kSteps);
+        for (int s = 0; s < kSequences; ++s)
+            if (firstDifference[std::size_t(s)] >= 0)
+                std::printf("  sequence %d (prompt of %d tokens) differs from step %d\n", s, 5 + s,
+                    firstDifference[std::size_t(s)]);
         EXPECT_EQ(same, kSequences * kSteps);
     }
 }
