@@ -1,0 +1,117 @@
+#include "app/code_skills/code_skill_host.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFile>
+#include <QSet>
+#include <QStandardPaths>
+#include <algorithm>
+
+namespace cw {
+
+CodeSkillHost::CodeSkillHost(QStringList extraFolders)
+    : m_extraFolders(std::move(extraFolders))
+{
+}
+
+QString CodeSkillHost::userFolder()
+{
+    const QString data = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
+    return data.isEmpty() ? QString() : QDir(data).filePath("code_skills");
+}
+
+QStringList CodeSkillHost::searchFolders() const
+{
+    QStringList folders = m_extraFolders;
+    if (const QString user = userFolder(); !user.isEmpty())
+        folders.append(user);
+    if (QCoreApplication::instance()) {
+        const QDir bin(QCoreApplication::applicationDirPath());
+        folders.append(QDir::cleanPath(bin.filePath("../share/clausewright/code_skills")));
+    }
+#ifdef CW_CODE_SKILLS_SOURCE_DIR
+    folders.append(QStringLiteral(CW_CODE_SKILLS_SOURCE_DIR));
+#endif
+    folders.removeDuplicates();
+    return folders;
+}
+
+void CodeSkillHost::load()
+{
+    m_loaded = true;
+    m_skills.clear();
+    m_errors.clear();
+    QSet<QString> seen;
+    for (const QString& folder : searchFolders()) {
+        const QDir dir(folder);
+        if (!dir.exists())
+            continue;
+        const auto files
+            = dir.entryInfoList({ "*.yaml", "*.yml", "*.json" }, QDir::Files, QDir::Name);
+        for (const QFileInfo& info : files) {
+            const QString path = info.absoluteFilePath();
+            if (info.size() > kMaxSkillFileBytes) {
+                m_errors.append(path + ": larger than 256 KB; not a skill file");
+                continue;
+            }
+            QFile file(path);
+            if (!file.open(QIODevice::ReadOnly)) {
+                m_errors.append(path + ": cannot read (" + file.errorString() + ")");
+                continue;
+            }
+            auto skill = parseCodeSkill(file.readAll(), path);
+            if (!skill) {
+                m_errors.append(QString::fromStdString(skill.error().message));
+                continue;
+            }
+            if (seen.contains(skill->name))
+                continue; // an earlier folder's skill of that name wins
+            seen.insert(skill->name);
+            m_skills.append(std::move(*skill));
+        }
+    }
+    std::sort(m_skills.begin(), m_skills.end(),
+        [](const CodeSkill& a, const CodeSkill& b) { return a.name < b.name; });
+}
+
+const QList<CodeSkill>& CodeSkillHost::skills()
+{
+    if (!m_loaded)
+        load();
+    return m_skills;
+}
+
+const QStringList& CodeSkillHost::errors()
+{
+    if (!m_loaded)
+        load();
+    return m_errors;
+}
+
+void CodeSkillHost::reload()
+{
+    load();
+}
+
+const CodeSkill* CodeSkillHost::skill(const QString& name)
+{
+    for (const CodeSkill& s : skills()) {
+        if (s.name == name)
+            return &s;
+    }
+    return nullptr;
+}
+
+QList<CodeSkill> CodeSkillHost::skillsFor(const QString& language)
+{
+    QList<CodeSkill> out;
+    for (const CodeSkill& s : skills()) {
+        if (s.supports(language))
+            out.append(s);
+    }
+    std::stable_sort(out.begin(), out.end(),
+        [](const CodeSkill& a, const CodeSkill& b) { return a.runnableTests && !b.runnableTests; });
+    return out;
+}
+
+} // namespace cw
