@@ -121,6 +121,15 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
         showPreview(path);
     });
     connect(m_queue, &cw::ReviewQueue::progress, this, &MainWindow::onProgress);
+    connect(m_queue, &cw::ReviewQueue::modelBackend, this,
+        [this](const QString& backend, const QString& passedOver) {
+            m_modelLabel->setText(tr("Model: %1").arg(backend));
+            m_modelLabel->setToolTip(
+                passedOver.isEmpty() ? backend : tr("Passed over: %1").arg(passedOver));
+            if (!passedOver.isEmpty())
+                statusBar()->showMessage(
+                    tr("Answering with %1 (%2)").arg(backend, passedOver), 8000);
+        });
     // The fast review shows at once; the model's notes and findings stream into it.
     m_reviewView->followQueue(m_queue);
     connect(m_queue, &cw::ReviewQueue::fastReviewReady, this,
@@ -290,6 +299,25 @@ void MainWindow::createStatusBar()
 void MainWindow::updateModelStatus()
 {
     const cw::ModelSettings model = cw::AppSettings::model();
+    const cw::RemoteServerSettings remote = cw::AppSettings::remoteServer();
+    using cw::generation::BackendOrder;
+    if (remote.order != BackendOrder::LocalOnly && !remote.baseUrl.isEmpty()) {
+        // The fallback order, as the reviews will try it.
+        const QString server
+            = tr("remote %1")
+                  .arg(remote.model.isEmpty() ? remote.baseUrl
+                                              : tr("%1 at %2").arg(remote.model, remote.baseUrl));
+        const QString local
+            = model.modelPath.isEmpty() ? QString() : QFileInfo(model.modelPath).fileName();
+        QString text = tr("Model: %1").arg(server);
+        if (remote.order == BackendOrder::RemoteThenLocal && !local.isEmpty())
+            text = tr("Model: %1, else %2").arg(server, local);
+        else if (remote.order == BackendOrder::LocalThenRemote && !local.isEmpty())
+            text = tr("Model: %1, else %2").arg(local, server);
+        m_modelLabel->setText(text);
+        m_modelLabel->setToolTip(tr("Model ▸ Model Settings ▸ Remote server sets the order."));
+        return;
+    }
     if (model.modelPath.isEmpty()) {
         m_modelLabel->setText(tr("Fast heads only — no model loaded"));
         m_modelLabel->setToolTip(

@@ -2,6 +2,7 @@
 
 #include "app/desktop/app_settings.h"
 #include "kernels/compute_devices.h"
+#include "ui/remote_server_box.h"
 
 #include <QComboBox>
 #include <QCoreApplication>
@@ -30,7 +31,7 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
     setObjectName(QStringLiteral("modelSettings"));
     setWindowTitle(tr("Model settings"));
     setAcceptDrops(true);
-    resize(640, 520);
+    resize(640, 680);
     auto* layout = new QVBoxLayout(this);
     auto* form = new QFormLayout;
 
@@ -78,6 +79,8 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
     m_summary->setPlaceholderText(
         tr("Choose a model to see its architecture, size and the memory it needs."));
     layout->addWidget(m_summary, 1);
+    m_remote = new RemoteServerBox(this);
+    layout->addWidget(m_remote);
 
     auto* buttons = new QDialogButtonBox(QDialogButtonBox::Save | QDialogButtonBox::Cancel, this);
     layout->addWidget(buttons);
@@ -173,6 +176,8 @@ void ModelSettingsDialog::save()
     settings.contextLength = m_context->value();
     settings.threads = m_threads->value();
     cw::AppSettings::setModel(settings);
+    if (!m_remote->save())
+        return; // the box says why the key was not saved
     accept();
 }
 

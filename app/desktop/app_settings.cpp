@@ -29,6 +29,26 @@ void AppSettings::setModel(const ModelSettings& model)
     settings.setValue(QStringLiteral("model/threads"), model.threads);
 }
 
+RemoteServerSettings AppSettings::remoteServer()
+{
+    QSettings settings;
+    RemoteServerSettings remote;
+    remote.baseUrl = settings.value(QStringLiteral("remote/url")).toString();
+    remote.model = settings.value(QStringLiteral("remote/model")).toString();
+    remote.order
+        = generation::backendOrderFromKey(settings.value(QStringLiteral("remote/order")).toString())
+              .value_or(generation::BackendOrder::LocalOnly);
+    return remote;
+}
+
+void AppSettings::setRemoteServer(const RemoteServerSettings& remote)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("remote/url"), remote.baseUrl);
+    settings.setValue(QStringLiteral("remote/model"), remote.model);
+    settings.setValue(QStringLiteral("remote/order"), generation::backendOrderKey(remote.order));
+}
+
 QString AppSettings::playbookPath()
 {
     return QSettings().value(QStringLiteral("review/playbook")).toString();

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/generation/backend_order.h"
+
 #include <QByteArray>
 #include <QString>
 #include <QStringList>
@@ -14,10 +16,21 @@ struct ModelSettings {
     int threads = 0; // 0: all cores
 };
 
+// The remote OpenAI-compatible server (Model Settings ▸ Remote server). The API key is not
+// here: RemoteKeyStore keeps it in the keyring or a 0600 file.
+struct RemoteServerSettings {
+    QString baseUrl;
+    QString model; // empty: the server's first model
+    generation::BackendOrder order = generation::BackendOrder::LocalOnly;
+};
+
 class AppSettings {
 public:
     static ModelSettings model();
     static void setModel(const ModelSettings& settings);
+
+    static RemoteServerSettings remoteServer();
+    static void setRemoteServer(const RemoteServerSettings& settings);
 
     static QString playbookPath(); // empty: the default playbook
     static void setPlaybookPath(const QString& path);

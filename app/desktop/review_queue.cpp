@@ -1,6 +1,7 @@
 #include "app/desktop/review_queue.h"
 
 #include "app/desktop/app_settings.h"
+#include "app/desktop/remote_key_store.h"
 
 #include <qcoro/qcorotask.h>
 
@@ -14,21 +15,30 @@ ReviewQueue::ReviewQueue(QObject* parent)
     connect(&m_pipeline, &ReviewPipeline::modelQuestions, this, &ReviewQueue::modelQuestions);
     connect(&m_pipeline, &ReviewPipeline::modelNote, this, &ReviewQueue::modelNote);
     connect(&m_pipeline, &ReviewPipeline::modelFindings, this, &ReviewQueue::modelFindings);
+    connect(&m_pipeline, &ReviewPipeline::modelBackend, this, &ReviewQueue::modelBackend);
 }
 
 ReviewOptions ReviewQueue::effectiveOptions() const
 {
     ReviewOptions options = m_options;
-    if (m_modelFromSettings && options.modelPath.isEmpty()) {
+    if (m_modelFromSettings && options.modelPath.isEmpty() && !options.remote.isSet()) {
         const ModelSettings model = AppSettings::model();
-        if (!model.modelPath.isEmpty()) {
-            options.modelPath = model.modelPath;
-            options.modelThreads = model.threads;
-            options.modelDevice = model.device;
-            options.modelContext = model.contextLength;
-            if (options.heads == QLatin1String("fast"))
-                options.heads = QStringLiteral("all");
+        options.modelPath = model.modelPath;
+        options.modelThreads = model.threads;
+        options.modelDevice = model.device;
+        options.modelContext = model.contextLength;
+        const RemoteServerSettings remote = AppSettings::remoteServer();
+        options.backendOrder = remote.order;
+        if (generation::backendsOf(remote.order).contains(generation::Backend::Remote)) {
+            options.remote.baseUrl = remote.baseUrl;
+            options.remote.model = remote.model;
+            // The key is read from the keyring (or its 0600 file) only when a review needs it.
+            auto key = RemoteKeyStore::read();
+            if (key)
+                options.remote.apiKey = *key;
         }
+        if (hasModelBackend(options) && options.heads == QLatin1String("fast"))
+            options.heads = QStringLiteral("all");
     }
     return options;
 }

@@ -43,6 +43,7 @@ signals:
     void modelQuestions(const QList<cw::ModelQuestionInfo>& questions);
     void modelNote(int questionId, const QString& piece);
     void modelFindings(int questionId, const QList<cw::Finding>& findings);
+    void modelBackend(const QString& backend, const QString& passedOver);
     void reviewReady(const cw::Review& review);
     void failed(const QString& path, const QString& message);
     void queueChanged(int pending);

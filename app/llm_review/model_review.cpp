@@ -1,9 +1,8 @@
 #include "app/llm_review/model_review.h"
 
+#include "app/generation/local_generator.h"
 #include "app/llm_review/question_prompt.h"
 #include "app/llm_review/streaming_note_reader.h"
-#include "engine/generation/batch_generator.h"
-#include "engine/sampling/grammar_constraint.h"
 
 #include <QElapsedTimer>
 #include <algorithm>
@@ -17,22 +16,22 @@ constexpr std::int64_t kMinAnswerTokens = 256;
 
 struct RenderedPlan {
     QuestionPlan plan;
-    std::vector<std::vector<std::int32_t>> prompts;
-    std::int64_t longest = 0;
+    std::vector<std::vector<engine::ChatMessage>> conversations;
+    std::int64_t longest = 0; // tokens of the longest prompt (0: not counted here)
 };
 
-Result<RenderedPlan> render(LlmSession& session, const Document& document,
+Result<RenderedPlan> render(generation::TextGenerator& generator, const Document& document,
     const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
     const PlanLimits& limits)
 {
     RenderedPlan out;
     out.plan = planQuestions(document, clauses, fastFindings, limits);
     for (const ModelQuestion& q : out.plan.questions) {
-        auto text = questionPrompt(session.chatTemplate(), document, out.plan, q, playbook);
-        if (!text)
-            return text.error();
-        out.prompts.push_back(session.tokenizer().encode(*text));
-        out.longest = std::max(out.longest, std::int64_t(out.prompts.back().size()));
+        out.conversations.push_back(questionMessages(document, out.plan, q, playbook));
+        auto tokens = generator.promptTokens(out.conversations.back());
+        if (!tokens)
+            return tokens.error();
+        out.longest = std::max(out.longest, *tokens);
     }
     return out;
 }
@@ -93,19 +92,18 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
     return out;
 }
 
-Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,
-    const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
-    const std::function<bool()>& cancelled, const ModelReviewObserver& observer,
-    const ModelReviewOptions& options)
+Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
+    const Document& document, const QList<Clause>& clauses, const QList<Finding>& fastFindings,
+    const Playbook& playbook, const std::function<bool()>& cancelled,
+    const ModelReviewObserver& observer, const ModelReviewOptions& options)
 {
-    auto lock = session.lock();
     QElapsedTimer timer;
     timer.start();
-    const std::int64_t context = session.contextLength();
+    const std::int64_t context = generator.contextLength();
     PlanLimits limits = options.limits;
     Result<RenderedPlan> rendered = Error {};
     while (true) {
-        rendered = render(session, document, clauses, fastFindings, playbook, limits);
+        rendered = render(generator, document, clauses, fastFindings, playbook, limits);
         if (!rendered)
             return rendered.error();
         if (context <= 0 || rendered->longest + kMinAnswerTokens <= context)
@@ -128,35 +126,27 @@ Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& do
         return result;
     }
 
-    std::vector<sampling::GrammarConstraint> constraints;
-    constraints.reserve(std::size_t(total));
-    for (const ModelQuestion& q : plan.questions) {
+    const auto count = std::size_t(total);
+    std::vector<StreamingNoteReader> readers(count, StreamingNoteReader(kNoteField));
+    std::vector<generation::GenerationRequest> requests(count);
+    for (int i = 0; i < total; ++i) {
+        const ModelQuestion& q = plan.questions[i];
+        generation::GenerationRequest& r = requests[std::size_t(i)];
+        r.messages = std::move(rendered->conversations[std::size_t(i)]);
+        // The in-process engine takes the tighter grammar (no \u escapes); a server the schema.
         auto gbnf = answerGrammar(q);
         if (!gbnf)
             return gbnf.error();
-        auto constraint = sampling::GrammarConstraint::fromGbnf(*gbnf, session.vocabulary());
-        if (!constraint)
-            return makeError("answer grammar of question " + std::to_string(q.id) + ": "
-                + constraint.error().message);
-        constraints.push_back(std::move(*constraint));
-    }
-    const auto count = std::size_t(total);
-    std::vector<StreamingNoteReader> readers(count, StreamingNoteReader(kNoteField));
-    std::vector<engine::BatchRequest> requests(count);
-    for (int i = 0; i < total; ++i) {
-        engine::BatchRequest& r = requests[std::size_t(i)];
-        r.prompt = std::move(rendered->prompts[std::size_t(i)]);
-        r.params.temperature = options.temperature;
-        r.params.seed = options.seed + std::uint64_t(i);
-        const std::int64_t room = context > 0 ? context - std::int64_t(r.prompt.size()) : 1 << 30;
-        r.params.maxTokens = std::int32_t(std::min<std::int64_t>(options.maxAnswerTokens, room));
-        r.constraint = &constraints[std::size_t(i)];
-        const int questionId = plan.questions[i].id;
+        r.grammar = std::move(*gbnf);
+        r.jsonSchema = answerSchema(q);
+        r.temperature = options.temperature;
+        r.seed = options.seed + std::uint64_t(i);
+        r.maxTokens = options.maxAnswerTokens;
+        const int questionId = q.id;
         r.onText = [&readers, &observer, i, questionId](std::string_view piece) {
             const std::string note = readers[std::size_t(i)].feed(piece);
             if (!note.empty() && observer.notePiece)
                 observer.notePiece(questionId, QString::fromStdString(note));
-            return true;
         };
     }
 
@@ -168,15 +158,18 @@ Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& do
         answers.append(a);
     }
     int done = 0;
-    engine::BatchOptions batchOptions;
-    batchOptions.cancelled = cancelled;
-    batchOptions.onFinished = [&](std::size_t index, const engine::GenerationResult& generated) {
+    auto onFinished = [&](std::size_t index, const generation::GenerationAnswer& generated) {
         const ModelQuestion& q = plan.questions[qsizetype(index)];
         QuestionAnswer& answer = answers[qsizetype(index)];
-        answer.generatedTokens = int(generated.ids.size());
+        answer.generatedTokens = int(generated.generatedTokens);
         answer.text = QString::fromStdString(generated.text);
-        auto parsed = parseAnswer(q, generated.text);
-        if (parsed) {
+        if (generated.cancelled) {
+            answer.error = QStringLiteral("cancelled");
+        } else if (!generated.error.empty()) {
+            answer.error = QString::fromStdString(generated.error);
+            result.warnings.append(QStringLiteral("model question on %1: %2")
+                                       .arg(q.categoryNames().join(", "), answer.error));
+        } else if (auto parsed = parseAnswer(q, generated.text); parsed) {
             parsed->generatedTokens = answer.generatedTokens;
             parsed->text = answer.text;
             answer = std::move(*parsed);
@@ -193,17 +186,29 @@ Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& do
         if (observer.progress)
             observer.progress(done, total);
     };
-    auto batch = engine::generateBatch(session.model(), session.tokenizer(),
-        std::span<engine::BatchRequest>(requests), batchOptions);
-    if (!batch)
-        return makeError("model review: " + batch.error().message);
+    auto totals = generator.generate(
+        std::span<generation::GenerationRequest>(requests), cancelled, onFinished);
+    if (!totals)
+        return totals.error();
     result.answers = answers;
-    result.cancelled = batch->cancelled;
-    result.promptTokens = batch->promptTokens;
-    result.sharedPrefixTokens = batch->sharedPrefixTokens;
-    result.generatedTokens = batch->generatedTokens;
+    result.cancelled = totals->cancelled;
+    result.promptTokens = totals->promptTokens;
+    result.sharedPrefixTokens = totals->sharedPrefixTokens;
+    result.generatedTokens = totals->generatedTokens;
     result.seconds = double(timer.elapsed()) / 1000.0;
     return result;
+}
+
+Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,
+    const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
+    const std::function<bool()>& cancelled, const ModelReviewObserver& observer,
+    const ModelReviewOptions& options)
+{
+    // A non-owning handle: the caller keeps the session alive for the call.
+    generation::LocalGenerator local(
+        std::shared_ptr<LlmSession>(std::shared_ptr<LlmSession> {}, &session));
+    return runModelReview(
+        local, document, clauses, fastFindings, playbook, cancelled, observer, options);
 }
 
 } // namespace cw::llm

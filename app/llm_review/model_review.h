@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/generation/text_generator.h"
 #include "app/llm_review/llm_session.h"
 #include "app/llm_review/model_question.h"
 #include "app/llm_review/question_planner.h"
@@ -44,9 +45,16 @@ struct ModelReviewResult {
 
 // Asks the model about the contract: plans the questions from the fast findings, renders one
 // prompt per question (all sharing the passages as prefix), and decodes every answer in one
-// batch under its JSON grammar. When the prompts do not fit the context the passages are
+// batch under its JSON grammar (in-process) or as streaming requests with the answer's JSON
+// Schema (a remote server). Answers that fail (cut off, unparsable, a server error) become
+// warnings; the others stand. When the prompts do not fit the context the passages are
 // shortened, then fewer are taken. Errors: nothing fits the context, or the engine failed.
 // A cancel returns what was answered so far with `cancelled` set.
+Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
+    const Document& document, const QList<Clause>& clauses, const QList<Finding>& fastFindings,
+    const Playbook& playbook, const std::function<bool()>& cancelled,
+    const ModelReviewObserver& observer = {}, const ModelReviewOptions& options = {});
+// The same on an in-process session.
 Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,
     const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
     const std::function<bool()>& cancelled, const ModelReviewObserver& observer = {},

@@ -96,21 +96,27 @@ nlohmann::ordered_json fieldSchema(const ModelField& field)
 
 } // namespace
 
-Result<std::string> questionPrompt(const engine::ChatTemplate& chatTemplate,
-    const Document& document, const QuestionPlan& plan, const ModelQuestion& question,
-    const Playbook& playbook)
+std::vector<engine::ChatMessage> questionMessages(const Document& document,
+    const QuestionPlan& plan, const ModelQuestion& question, const Playbook& playbook)
 {
     const QString title = document.title.isEmpty() ? QStringLiteral("(untitled)") : document.title;
     const QString user
         = QStringLiteral("Contract: %1\n\nPassages:\n%2\n%3")
               .arg(title, passagesText(document, plan), questionText(question, playbook));
-    const std::vector<engine::ChatMessage> messages {
+    return {
         { "system",
             "You review commercial contracts for a lawyer. Answer only from the numbered "
             "passages, in the JSON format asked for.",
             std::nullopt },
         { "user", user.toStdString(), std::nullopt },
     };
+}
+
+Result<std::string> questionPrompt(const engine::ChatTemplate& chatTemplate,
+    const Document& document, const QuestionPlan& plan, const ModelQuestion& question,
+    const Playbook& playbook)
+{
+    const auto messages = questionMessages(document, plan, question, playbook);
     engine::ChatOptions options;
     options.enableThinking = false;
     return chatTemplate.render(messages, options);

@@ -6,6 +6,7 @@
 #include "engine/common/result.h"
 
 #include <string>
+#include <vector>
 
 namespace cw::llm {
 
@@ -13,6 +14,11 @@ namespace cw::llm {
 // it streams to the reader before the verdicts, and it is bounded so an answer always ends.
 inline constexpr const char* kNoteField = "rationale";
 inline constexpr int kNoteMaxChars = 240;
+
+// The conversation of one question: a system message, then a user message that starts with
+// the contract's passages and ends with the question (what questionPrompt renders).
+std::vector<engine::ChatMessage> questionMessages(const Document& document,
+    const QuestionPlan& plan, const ModelQuestion& question, const Playbook& playbook);
 
 // The whole prompt of one question, rendered with the model's chat template (thinking off):
 // a system message, then a user message that starts with the contract's passages (the same

@@ -1,5 +1,7 @@
 #include "app/review/model_review_stage.h"
 
+#include "app/generation/local_generator.h"
+#include "app/generation/remote_generator.h"
 #include "app/llm_review/finding_merge.h"
 #include "app/llm_review/llm_session.h"
 #include "app/llm_review/model_review.h"
@@ -41,6 +43,39 @@ void applyPlaybookKeepingModelRisk(const Playbook& playbook, Review& review)
             += QStringLiteral(" Expected but not found: %1.").arg(s.missingCategories.join(", "));
 }
 
+namespace {
+
+// The backend `which` of the options, opened: the in-process model loaded (or reused), or
+// the remote server's client (which connects when it first asks).
+Result<std::unique_ptr<generation::TextGenerator>> openBackend(
+    generation::Backend which, const ModelStageOptions& options, llm::LlmSessionCache& sessions)
+{
+    if (which == generation::Backend::Remote) {
+        if (!options.remote.isSet())
+            return makeError("no remote server is set");
+        return std::unique_ptr<generation::TextGenerator>(
+            std::make_unique<generation::RemoteGenerator>(options.remote));
+    }
+    if (options.modelPath.isEmpty())
+        return makeError("no local model is set");
+    llm::LlmSessionOptions sessionOptions;
+    sessionOptions.threads = options.threads;
+    sessionOptions.device = options.device;
+    sessionOptions.contextLength = options.contextLength;
+    auto session = sessions.get(options.modelPath, sessionOptions);
+    if (!session)
+        return session.error();
+    return std::unique_ptr<generation::TextGenerator>(
+        std::make_unique<generation::LocalGenerator>(*session));
+}
+
+QString describe(const generation::TextGenerator& generator)
+{
+    return generator.kindName() + QStringLiteral(": ") + generator.name();
+}
+
+} // namespace
+
 Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
     const Playbook& playbook, const ModelStageOptions& options, llm::LlmSessionCache& sessions,
     const std::function<bool()>& cancelled, const ReviewEvents& events)
@@ -52,15 +87,6 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
             events.progress(ReviewStage::ModelReview, done, total);
     };
     report(0, 0);
-    llm::LlmSessionOptions sessionOptions;
-    sessionOptions.threads = options.threads;
-    sessionOptions.device = options.device;
-    sessionOptions.contextLength = options.contextLength;
-    auto session = sessions.get(options.modelPath, sessionOptions);
-    if (!session)
-        return session.error();
-    review.timingsMs["model_load"] = timer.restart();
-
     llm::ModelReviewObserver observer;
     observer.planned = [&events](const llm::QuestionPlan& plan) {
         if (!events.modelQuestions)
@@ -83,10 +109,38 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
             events.modelFindings(answer.questionId, found);
     };
     observer.progress = report;
-    auto result = llm::runModelReview(
-        **session, review.document, review.clauses, fastFindings, playbook, cancelled, observer);
+    // Each backend in the order until one answers; what was passed over, and why, is kept for
+    // the review's warnings and the status bar.
+    QStringList passedOver;
+    std::unique_ptr<generation::TextGenerator> generator;
+    Result<llm::ModelReviewResult> result = Error { "no language model backend is set" };
+    for (generation::Backend which : generation::backendsOf(options.order)) {
+        const QString label = which == generation::Backend::Remote ? QStringLiteral("remote server")
+                                                                   : QStringLiteral("local model");
+        auto opened = openBackend(which, options, sessions);
+        if (!opened) {
+            result = opened.error();
+            passedOver.append(label + ": " + QString::fromStdString(opened.error().message));
+            continue;
+        }
+        generator = std::move(*opened);
+        review.timingsMs["model_load"] = timer.restart();
+        if (events.modelBackend)
+            events.modelBackend(describe(*generator), passedOver.join("; "));
+        result = llm::runModelReview(*generator, review.document, review.clauses, fastFindings,
+            playbook, cancelled, observer);
+        if (result || cancelled())
+            break;
+        passedOver.append(label + ": " + QString::fromStdString(result.error().message));
+    }
     if (!result)
-        return result.error();
+        return generation::backendsOf(options.order).size() == 1
+            ? result.error()
+            : makeError(passedOver.join("; ").toStdString());
+    if (!passedOver.isEmpty())
+        review.document.warnings.append(QStringLiteral(
+            "The model's questions were answered by the %1 backend; passed over: %2.")
+                                            .arg(generator->kindName(), passedOver.join("; ")));
 
     int answered = 0;
     for (const llm::QuestionAnswer& a : result->answers)
@@ -105,8 +159,9 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
     applyPlaybookKeepingModelRisk(playbook, review);
-    review.modelName = (*session)->name();
-    review.settings.insert("model", (*session)->path());
+    review.modelName = generator->name();
+    review.settings.insert("model", generator->location());
+    review.settings.insert("model_backend", generator->kindName());
     review.settings.insert("model_review",
         QJsonObject { { "questions", int(result->plan.questions.size()) }, { "answered", answered },
             { "passages", int(result->plan.passages.size()) },

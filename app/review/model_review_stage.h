@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/generation/backend_order.h"
+#include "app/generation/remote_server.h"
 #include "app/playbook/playbook.h"
 #include "app/review/review_events.h"
 #include "app/review/review_types.h"
@@ -19,9 +21,12 @@ struct ModelStageOptions {
     int threads = 0;
     QString device = QStringLiteral("cpu");
     qint64 contextLength = 0;
+    generation::RemoteServer remote;
+    generation::BackendOrder order = generation::BackendOrder::LocalOnly;
 };
 
-// The language model's part of a review: loads (or reuses) the model, asks it about the
+// The language model's part of a review: loads (or reuses) the model, or connects to the
+// remote server, in the options' order (the next when one cannot be used), asks it about the
 // contract, and replaces review.findings with the merged (heads "all") or the model's own
 // (heads "llm") findings, then applies the playbook with the model's risk judgements kept.
 // `fastFindings` are the fast heads' findings the questions are planned from. A cancel

@@ -30,6 +30,9 @@ struct ReviewEvents {
     std::function<void(const QList<ModelQuestionInfo>& questions)> modelQuestions;
     std::function<void(int questionId, const QString& piece)> modelNote;
     std::function<void(int questionId, const QList<Finding>& findings)> modelFindings;
+    // Which backend answers the model's questions ("in-process: model.gguf", "remote server:
+    // http://..."), and why an earlier one in the fallback order was passed over.
+    std::function<void(const QString& backend, const QString& passedOver)> modelBackend;
 };
 
 } // namespace cw

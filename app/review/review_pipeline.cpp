@@ -18,6 +18,13 @@
 
 namespace cw {
 
+bool hasModelBackend(const ReviewOptions& options)
+{
+    const auto backends = generation::backendsOf(options.backendOrder);
+    return (!options.modelPath.isEmpty() && backends.contains(generation::Backend::InProcess))
+        || (options.remote.isSet() && backends.contains(generation::Backend::Remote));
+}
+
 QString reviewStageName(ReviewStage stage)
 {
     switch (stage) {
@@ -80,9 +87,9 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
     if (options.heads != "fast" && options.heads != "llm" && options.heads != "all")
         return makeError(
             "heads must be fast, llm or all, not '" + options.heads.toStdString() + "'");
-    if (options.heads == "llm" && options.modelPath.isEmpty())
+    if (options.heads == "llm" && !hasModelBackend(options))
         return makeError("the LLM head needs a model: give --model PATH (a GGUF file or a "
-                         "Hugging Face folder), or use --heads fast");
+                         "Hugging Face folder) or --server URL, or use --heads fast");
     // The playbook first: a bad one fails before any slow work.
     const QString playbookPath
         = options.playbookPath.isEmpty() ? defaultPlaybookPath() : options.playbookPath;
@@ -183,7 +190,7 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
     review.settings = QJsonObject { { "heads", options.heads }, { "head_list", headList },
         { "playbook", playbookPath }, { "text_only", options.textOnly } };
     bool modelReviewed = false;
-    if (options.heads != "fast" && options.modelPath.isEmpty()) {
+    if (options.heads != "fast" && !hasModelBackend(options)) {
         review.document.warnings.append(
             QStringLiteral("No language model given: this review uses the fast heads only."));
     } else if (options.heads != "fast") {
@@ -197,7 +204,8 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
         if (!sessions)
             sessions = &ownSessions.emplace();
         const ModelStageOptions stageOptions { options.modelPath, options.heads,
-            options.modelThreads, options.modelDevice, options.modelContext };
+            options.modelThreads, options.modelDevice, options.modelContext, options.remote,
+            options.backendOrder };
         auto staged = runModelStage(
             review, fastFindings, *playbook, stageOptions, *sessions, cancelled, events);
         if (!staged && options.heads == "llm")
@@ -256,6 +264,10 @@ QCoro::Task<Result<Review>> ReviewPipeline::review(QString path, ReviewOptions o
     };
     events.modelNote = [toUi](int questionId, const QString& piece) {
         toUi([questionId, piece](ReviewPipeline* p) { emit p->modelNote(questionId, piece); });
+    };
+    events.modelBackend = [toUi](const QString& backend, const QString& passedOver) {
+        toUi([backend, passedOver](
+                 ReviewPipeline* p) { emit p->modelBackend(backend, passedOver); });
     };
     events.modelFindings = [toUi](int questionId, const QList<Finding>& findings) {
         toUi([questionId, findings](

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/generation/backend_order.h"
+#include "app/generation/remote_server.h"
 #include "app/review/review_events.h"
 #include "app/review/review_types.h"
 #include "engine/common/result.h"
@@ -28,6 +30,9 @@ struct ReviewOptions {
     int modelThreads = 0; // CPU threads for the model; 0: every core
     QString modelDevice = QStringLiteral("cpu"); // cpu, cuda:N or auto (engine::ModelOptions)
     qint64 modelContext = 0; // tokens per sequence; 0: the model's (capped on a GPU)
+    // An OpenAI-compatible server for llm heads, and the order the two are tried in.
+    generation::RemoteServer remote;
+    generation::BackendOrder backendOrder = generation::BackendOrder::LocalOnly;
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
     QString password; // of an encrypted PDF; empty: the one given in this session, if any
@@ -37,6 +42,9 @@ struct ReviewOptions {
 enum class ReviewStage { Reading, Segmenting, Heads, ModelReview, Playbook, Done };
 
 QString reviewStageName(ReviewStage stage); // "reading", "segmenting", "heads", ...
+
+// A local model path or a remote server is set, in a backend the order tries.
+bool hasModelBackend(const ReviewOptions& options);
 
 // Runs a review off the calling thread: ingest -> segment -> heads -> model review (heads
 // "llm" or "all" with a model) -> playbook. Progress and the model's streaming notes arrive
@@ -82,6 +90,8 @@ signals:
     void modelNote(int questionId, const QString& piece);
     // A question was answered: its findings (source "llm"), before they are merged.
     void modelFindings(int questionId, const QList<cw::Finding>& findings);
+    // The backend answering the model's questions, and what the fallback order passed over.
+    void modelBackend(const QString& backend, const QString& passedOver);
     void finished();
 
 private:

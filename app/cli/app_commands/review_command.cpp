@@ -8,6 +8,7 @@
 #include "app/review/review_pipeline.h"
 
 #include <CLI/CLI.hpp>
+#include <QFile>
 #include <QFileInfo>
 #include <QMap>
 #include <QGuiApplication>
@@ -42,6 +43,16 @@ int runReview(std::span<char*> args)
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
+    std::string server, serverModel, keyFile, backends;
+    app.add_option("--server", server,
+        "an OpenAI-compatible server for the llm heads (clausewright-server, vLLM, SGLang, "
+        "llama.cpp): its base URL, e.g. http://gpu-box:8642");
+    app.add_option("--server-model", serverModel, "the model id on --server (default: its first)");
+    app.add_option(
+        "--api-key-file", keyFile, "file holding --server's API key (or set CW_API_KEY)");
+    app.add_option("--backends", backends,
+        "order to try: local, remote, local,remote or remote,local (default: remote with "
+        "--server, else local)");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -78,9 +89,32 @@ int runReview(std::span<char*> args)
     options.modelThreads = threads;
     options.modelDevice = QString::fromStdString(device);
     options.modelContext = context;
-    if (options.heads == "llm" && options.modelPath.isEmpty()) {
+    options.remote.baseUrl = QString::fromStdString(server);
+    options.remote.model = QString::fromStdString(serverModel);
+    options.remote.apiKey = qEnvironmentVariable("CW_API_KEY");
+    if (!keyFile.empty()) {
+        QFile keys(QString::fromStdString(keyFile));
+        if (!keys.open(QIODevice::ReadOnly)) {
+            std::fprintf(stderr, "review: --api-key-file %s: %s\n", keyFile.c_str(),
+                qPrintable(keys.errorString()));
+            return 1;
+        }
+        options.remote.apiKey = QString::fromUtf8(keys.readLine()).trimmed();
+    }
+    if (backends.empty())
+        backends = server.empty() ? "local" : (model.empty() ? "remote" : "remote,local");
+    const auto order = cw::generation::backendOrderFromKey(QString::fromStdString(backends));
+    if (!order) {
         std::fprintf(stderr,
-            "review: --heads llm needs --model PATH (a GGUF file or a Hugging Face folder)\n");
+            "review: --backends must be local, remote, local,remote or remote,local, not '%s'\n",
+            backends.c_str());
+        return 2;
+    }
+    options.backendOrder = *order;
+    if (options.heads == "llm" && !cw::hasModelBackend(options)) {
+        std::fprintf(stderr,
+            "review: --heads llm needs --model PATH (a GGUF file or a Hugging Face folder) or "
+            "--server URL\n");
         return 2;
     }
     cw::ReviewEvents events;
@@ -105,6 +139,10 @@ int runReview(std::span<char*> args)
                       qPrintable(notes.value(question)));
               };
     }
+    events.modelBackend = [](const QString& backend, const QString& passedOver) {
+        std::fprintf(stderr, "review: model questions go to the %s%s\n", qPrintable(backend),
+            passedOver.isEmpty() ? "" : qPrintable(" (passed over: " + passedOver + ")"));
+    };
     auto review
         = cw::ReviewPipeline::runBlocking(QString::fromStdString(file), options, nullptr, events);
     if (!review) {
