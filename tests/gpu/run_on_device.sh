@@ -3,7 +3,9 @@
 # Debian packages it needs travel as .deb files in .device-carry/debs), runs the gpu tests and,
 # with "bench", measures clausewright-cli bench beside llama.cpp (.device-carry/peer) on one
 # synthetic Qwen3.6-35B-A3B Q4_K_M file. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build] [test] [bench] [profile] [peer]
+#   tests/gpu/run_on_device.sh [build] [test] [bench] [profile] [sanitize] [peer]
+# "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
+# tiny Qwen3.6 preset.
 # "profile" records one decode step (batch 1 and 32) and one prefill step under ncu, summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -60,6 +62,16 @@ if has bench; then
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
+fi
+if has sanitize; then
+  T=/tmp/models/tiny36.gguf
+  mkdir -p /tmp/models
+  [[ -f $T ]] || $B synth --preset tiny-qwen3.6-moe --quant q4_k_m --out $T >/dev/null 2>&1
+  for tool in memcheck racecheck; do
+    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B bench --model $T \
+      --device cuda:0 --prompt-tokens 40 --gen-tokens 6 --batch 3 >"$OUT/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize_$tool.log" | tail -1)"
+  done
 fi
 if has profile; then
   [[ -n "$synth_pid" ]] && wait $synth_pid

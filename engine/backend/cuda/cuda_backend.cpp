@@ -169,7 +169,7 @@ private:
     std::size_t m_tempFloats = 0;
     float *m_logitInput = nullptr, *m_logits = nullptr;
     int* m_nonFinite = nullptr;
-    std::int32_t* m_greedy = nullptr; // [kMatVecMaxTokens] argmax of each logit row
+    std::int32_t* m_greedy = nullptr; // [kMaxGraphBatch] argmax of each logit row
     float* m_greedyValue = nullptr;
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
@@ -471,11 +471,11 @@ Result<void> CudaBackend::allocateBuffers()
     if (!counter)
         return counter.error();
     m_nonFinite = static_cast<int*>(*counter);
-    auto greedy = m_arena.allocate(cuda::kMatVecMaxTokens * 8, "the greedy tokens");
+    auto greedy = m_arena.allocate(kMaxGraphBatch * 8, "the greedy tokens");
     if (!greedy)
         return greedy.error();
     m_greedy = static_cast<std::int32_t*>(*greedy);
-    m_greedyValue = reinterpret_cast<float*>(m_greedy + cuda::kMatVecMaxTokens);
+    m_greedyValue = reinterpret_cast<float*>(m_greedy + kMaxGraphBatch);
     const std::size_t argmaxBytes = cuda::argmaxWorkspaceBytes(cuda::kMatVecMaxTokens, hp.vocabSize);
     auto argmax = m_arena.allocate(argmaxBytes, "the greedy search");
     if (!argmax)
@@ -719,7 +719,7 @@ void CudaBackend::computeLogits(std::int64_t first, std::int64_t count)
     check(cuda::countNonFinite(
         m_logits, count * m_description.hparams.vocabSize, m_nonFinite, m_stream));
     check(cuda::argmaxRows(
-        m_logits, count, m_description.hparams.vocabSize, m_greedy, m_greedyValue,
+        m_logits, count, m_description.hparams.vocabSize, m_greedy + first, m_greedyValue + first,
         m_argmaxWorkspace, m_stream));
 }
 
@@ -736,15 +736,21 @@ bool CudaBackend::runStep()
 {
     check(m_layoutBuffer.upload(m_stream));
     const int key = m_layout.rows;
+    // Graphs take decode steps whose logits fit one pass of the logits buffer, and greedy-only
+    // decode steps of any batch (their logits stay on the device, a pass at a time).
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == key
-        && key <= cuda::kMatVecMaxTokens;
+        && (key <= cuda::kMatVecMaxTokens || !m_step->wantLogits);
     if (!graphable) {
         runOps();
         return false;
     }
+    auto allLogits = [&] {
+        for (std::int64_t first = 0; first < key; first += cuda::kMatVecMaxTokens)
+            computeLogits(first, std::min<std::int64_t>(cuda::kMatVecMaxTokens, key - first));
+    };
     auto eager = [&] {
         runOps();
-        computeLogits(0, key);
+        allLogits();
         return true;
     };
     if (m_noGraph.count(key))
@@ -762,7 +768,7 @@ bool CudaBackend::runStep()
         if (captured) {
             const cudaError_t before = m_error;
             runOps();
-            computeLogits(0, key);
+            allLogits();
             captured = cudaStreamEndCapture(m_stream, &graph) == cudaSuccess && m_error == before
                 && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess;
             m_error = before;
@@ -794,17 +800,19 @@ Result<StepOutput> CudaBackend::finishStep()
         cudaProfilerStart();
     const bool graphed = runStep();
     int bad = 0;
-    // Logits leave the device kMatVecMaxTokens rows at a time (the pinned staging buffer).
-    for (std::int64_t first = 0; first < rows; first += cuda::kMatVecMaxTokens) {
-        const std::int64_t n = std::min<std::int64_t>(cuda::kMatVecMaxTokens, rows - first);
-        if (!(graphed && first == 0))
+    // Logits leave the device kMatVecMaxTokens rows at a time (the pinned staging buffer); a
+    // graphed step has computed every row's (wantLogits: one pass of rows at most).
+    const std::int64_t pass = graphed ? rows : cuda::kMatVecMaxTokens;
+    for (std::int64_t first = 0; first < rows; first += pass) {
+        const std::int64_t n = std::min<std::int64_t>(pass, rows - first);
+        if (!graphed)
             computeLogits(first, n);
         std::byte* staging = reinterpret_cast<std::byte*>(m_logitsHost);
         const std::size_t logitBytes = wantLogits ? std::size_t(n * V) * sizeof(float) : 0;
         if (wantLogits)
             check(cudaMemcpyAsync(staging, m_logits, logitBytes, cudaMemcpyDeviceToHost, m_stream));
-        check(cudaMemcpyAsync(
-            staging + logitBytes, m_greedy, std::size_t(n) * 4, cudaMemcpyDeviceToHost, m_stream));
+        check(cudaMemcpyAsync(staging + logitBytes, m_greedy + first, std::size_t(n) * 4,
+            cudaMemcpyDeviceToHost, m_stream));
         check(cudaMemcpyAsync(staging + logitBytes + std::size_t(n) * 4, m_nonFinite, sizeof(int),
             cudaMemcpyDeviceToHost, m_stream));
         check(cudaStreamSynchronize(m_stream));
