@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <httplib.h>
+#include <sys/socket.h>
 
 namespace cw::server {
 
@@ -45,6 +46,16 @@ CompletionServer::CompletionServer(
     m_http->set_write_timeout(m_options.writeTimeoutSeconds, 0);
     m_http->set_keep_alive_timeout(m_options.idleTimeoutSeconds);
     m_http->set_keep_alive_max_count(1000);
+    // Streamed tokens are small writes: send each at once rather than wait for an ACK.
+    m_http->set_tcp_nodelay(true);
+    // SO_REUSEADDR (a restart may bind while old connections linger), not httplib's default
+    // SO_REUSEPORT, which would let a second server bind the same port and take half the
+    // clients. The listening socket is kept to raise its backlog after bind().
+    m_http->set_socket_options([this](int socket) {
+        int yes = 1;
+        ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+        m_listenSocket = socket;
+    });
     routes();
 }
 
@@ -62,6 +73,11 @@ Result<void> CompletionServer::bind()
                 + std::to_string(m_options.port) + " (in use, or not an address of this machine)" };
         m_port = m_options.port;
     }
+    // httplib listens with a backlog of 5: a burst of clients (a review's dozen questions, a
+    // team at 9 am) overflows it and the kernel drops their SYNs, which costs each a 1 s
+    // retransmit. Calling listen() again on Linux only raises the backlog.
+    if (m_listenSocket >= 0)
+        ::listen(m_listenSocket, SOMAXCONN);
     return {};
 }
 

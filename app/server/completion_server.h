@@ -62,6 +62,7 @@ private:
     ServerMetrics m_metrics;
     std::unique_ptr<httplib::Server> m_http;
     int m_port = 0;
+    int m_listenSocket = -1;
     std::int64_t m_started = 0;
 };
 

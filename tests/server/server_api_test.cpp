@@ -348,7 +348,9 @@ TEST_F(ServerApiTest, streamingClientThatLeavesCancelsItsGeneration)
     request.method = "POST";
     request.path = "/v1/chat/completions";
     request.headers = { { "Authorization", std::string("Bearer ") + kKey } };
-    request.body = chatBody("Write at length", 2000, true).dump();
+    json body = chatBody("Write at length", 2000, true);
+    body["logit_bias"] = { { "600", -100 }, { "602", -100 } }; // no early end of turn
+    request.body = body.dump();
     request.set_header("Content-Type", "application/json");
     request.content_receiver = [&](const char*, std::size_t, std::uint64_t, std::uint64_t) {
         return ++pieces < 3; // a few events, then hang up
@@ -393,7 +395,10 @@ TEST(ServerQueueTest, fullQueueGets429)
         httplib::Request request;
         request.method = "POST";
         request.path = "/v1/chat/completions";
-        request.body = chatBody("Write at length", 3000, true).dump();
+        // End-of-turn tokens banned: the answer runs until its token limit or the hang-up.
+        json body = chatBody("Write at length", 3000, true);
+        body["logit_bias"] = { { "600", -100 }, { "602", -100 } };
+        request.body = body.dump();
         request.content_receiver = [&](const char*, std::size_t, std::uint64_t, std::uint64_t) {
             streaming = true;
             return !release.load();
