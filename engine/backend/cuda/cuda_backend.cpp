@@ -647,19 +647,8 @@ void CudaBackend::deltaNet(int layer)
         float* beta = z + T * m_valueDim;
         float* alpha = beta + T * nV;
         float* core = alpha + T * nV;
-        if (T <= cuda::kMatVecMaxTokens) {
-            linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim },
-                { &L.beta, beta, nV }, { &L.alpha, alpha, nV } });
-        } else {
-            // The gates' products stay f32 in prefill: alpha sets each token's decay, and an
-            // error there compounds along the whole sequence through the recurrent state
-            // (bf16 operands put 2-9% errors into the logits of 700-token prompts). They are
-            // nV rows: the cost is nothing beside the rest.
-            linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim } });
-            for (auto [w, y] : { std::pair { &L.beta, beta }, std::pair { &L.alpha, alpha } })
-                check(cuda::linear(*w, m_normedRows, m_hidden, T, y, nV,
-                    cuda::GemmPrecision::Float32, m_scratch, m_cublas, m_stream));
-        }
+        linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim }, { &L.beta, beta, nV },
+            { &L.alpha, alpha, nV } });
         check(cuda::gatedDeltaNet(qkv, alpha, beta, z, L.conv, L.dtBias, L.negA, L.deltaNorm,
             m_deltaShape, m_layout, m_states[std::size_t(stateLayer)], core, m_scratch, m_stream));
         linear(L.out, core, m_valueDim, T, m_deltaRows, m_hidden);
