@@ -14,6 +14,7 @@ namespace {
 constexpr int kRowThreads = 256;
 constexpr int kArgmaxThreads = 256;
 constexpr std::int64_t kArgmaxChunk = 8192;
+constexpr std::int64_t kArgmaxMaxRows = 64;
 
 struct ArgmaxPartial {
     float value;
@@ -375,10 +376,14 @@ cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStrea
     return cudaGetLastError();
 }
 
+// The workspace: kArgmaxMaxRows counters, then the partials. The counters' place must not
+// depend on a call's row count: calls of different counts share one workspace, and partials
+// written over another call's counters would leave them non-zero.
 std::size_t argmaxWorkspaceBytes(std::int64_t rows, std::int64_t n)
 {
     const std::int64_t chunks = (n + kArgmaxChunk - 1) / kArgmaxChunk;
-    return std::size_t(rows) * (sizeof(unsigned) + std::size_t(chunks) * sizeof(ArgmaxPartial));
+    return kArgmaxMaxRows * sizeof(unsigned)
+        + std::size_t(rows) * std::size_t(chunks) * sizeof(ArgmaxPartial);
 }
 
 cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::int32_t* index,
@@ -386,11 +391,11 @@ cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::i
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
-    if (!workspace || n > INT_MAX)
+    if (!workspace || n > INT_MAX || rows > kArgmaxMaxRows)
         return cudaErrorInvalidValue;
     const std::int64_t chunks = (n + kArgmaxChunk - 1) / kArgmaxChunk;
     auto* counter = static_cast<unsigned*>(workspace);
-    auto* partial = reinterpret_cast<ArgmaxPartial*>(counter + rows);
+    auto* partial = reinterpret_cast<ArgmaxPartial*>(counter + kArgmaxMaxRows);
     return launchChained(argmaxRowsKernel, dim3(unsigned(chunks), unsigned(rows)),
         dim3(kArgmaxThreads), 0, stream, x, n, index, value, partial, counter);
 }

@@ -46,7 +46,8 @@ cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStrea
 // For each row r < rows: index[r] = the index of the largest of x[r][0, n) (the lowest index
 // among equals), value[r] = that value. For greedy decoding without copying the logits.
 // `workspace`: argmaxWorkspaceBytes(rows, n) bytes of device memory that are zero before the
-// first call; every call leaves them zero (so calls on one workspace must not overlap).
+// first call; every call leaves them zero (so calls on one workspace must not overlap); a
+// workspace sized for rows serves every call of up to rows rows (at most 64).
 std::size_t argmaxWorkspaceBytes(std::int64_t rows, std::int64_t n);
 cudaError_t argmaxRows(const float* x, std::int64_t rows, std::int64_t n, std::int32_t* index,
     float* value, void* workspace, cudaStream_t stream);

@@ -287,11 +287,14 @@ TEST(RowOps, argmaxRowsTakesTheLowestIndexAmongEqualMaxima)
         CW_CUDA_OK(workspace.upload(std::vector<std::uint8_t>(argmaxWorkspaceBytes(rows, n), 0)));
         std::vector<std::int32_t> index;
         std::vector<float> value;
-        // Twice on one workspace: the first call must leave it ready for the next.
-        for (int call = 0; call < 2; ++call) {
+        // On one workspace: a call of one row, then two of all rows. Each call must leave it
+        // ready for the next, whatever its row count (a one-row call once left partials over
+        // the counters of rows 1 and 2, and the next four-row call never finished those rows).
+        for (int call = 0; call < 3; ++call) {
+            const std::int64_t callRows = call == 0 ? 1 : rows;
             CW_CUDA_OK(dIndex.upload(std::vector<std::int32_t>(std::size_t(rows), -1)));
             CW_CUDA_OK(argmaxRows(
-                dX.get(), rows, n, dIndex.get(), dValue.get(), workspace.get(), nullptr));
+                dX.get(), callRows, n, dIndex.get(), dValue.get(), workspace.get(), nullptr));
             CW_CUDA_OK(cudaDeviceSynchronize());
             CW_CUDA_OK(dIndex.download(index));
             CW_CUDA_OK(dValue.download(value));
