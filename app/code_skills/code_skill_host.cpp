@@ -16,8 +16,11 @@ CodeSkillHost::CodeSkillHost(QStringList extraFolders)
 
 QString CodeSkillHost::userFolder()
 {
-    const QString data = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    return data.isEmpty() ? QString() : QDir(data).filePath("code_skills");
+    // The GUI's AppDataLocation (organisation and application "Clausewright"), spelled out so
+    // that the CLI, whatever its own application name, reads the same folder.
+    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
+    return base.isEmpty() ? QString()
+                          : base + QStringLiteral("/Clausewright/Clausewright/code_skills");
 }
 
 QStringList CodeSkillHost::searchFolders() const

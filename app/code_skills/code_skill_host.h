@@ -9,7 +9,7 @@ namespace cw {
 
 // Finds and loads code skills: one YAML or JSON file per skill (*.yaml, *.yml, *.json).
 // Folders searched, in order: the extra folders given, the user's skills folder
-// (<AppDataLocation>/code_skills), the install folder (<prefix>/share/clausewright/code_skills
+// (~/.local/share/Clausewright/Clausewright/code_skills), the install folder (<prefix>/share/clausewright/code_skills
 // beside the executable) and the source tree's plugins/code_skills. A skill found in an
 // earlier folder hides a later one of the same name, so a user can replace a built-in skill.
 // A file that cannot be read or parsed is reported in errors() (file, line, problem) and

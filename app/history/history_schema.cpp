@@ -202,7 +202,49 @@ INSERT INTO findings_cjk(rowid, category, text, rationale, user_comment)
 )sql";
 #undef CW_CJK_TEXT
 
-static_assert(HistoryDatabase::kSchemaVersion == 4, "add the new version's script here");
+// Version 5: unit-test generations from the code panel (testgen), searchable like reviews.
+constexpr const char* kVersion5 = R"sql(
+CREATE TABLE test_generations (
+    id INTEGER PRIMARY KEY,
+    created_at INTEGER NOT NULL,
+    file_name TEXT NOT NULL DEFAULT '',
+    language TEXT NOT NULL,
+    skill TEXT NOT NULL,
+    model TEXT NOT NULL DEFAULT '',
+    rounds INTEGER NOT NULL DEFAULT 0,
+    kept INTEGER NOT NULL DEFAULT 0,
+    discarded INTEGER NOT NULL DEFAULT 0,
+    coverage_before REAL,
+    coverage_after REAL,
+    summary TEXT NOT NULL DEFAULT '',
+    code TEXT NOT NULL DEFAULT '',
+    kept_tests TEXT NOT NULL DEFAULT '',
+    answer TEXT NOT NULL DEFAULT '',
+    report TEXT NOT NULL DEFAULT '{}'
+);
+CREATE INDEX test_generations_created ON test_generations(created_at DESC, id DESC);
+CREATE VIRTUAL TABLE test_generations_fts USING fts5(
+    file_name, skill, model, code, kept_tests, answer, content='test_generations',
+    content_rowid='id', tokenize='unicode61 remove_diacritics 2');
+CREATE TRIGGER test_generations_fts_insert AFTER INSERT ON test_generations BEGIN
+    INSERT INTO test_generations_fts(rowid, file_name, skill, model, code, kept_tests, answer)
+        VALUES (new.id, new.file_name, new.skill, new.model, new.code, new.kept_tests, new.answer);
+END;
+CREATE TRIGGER test_generations_fts_delete AFTER DELETE ON test_generations BEGIN
+    INSERT INTO test_generations_fts(test_generations_fts, rowid, file_name, skill, model, code,
+        kept_tests, answer) VALUES ('delete', old.id, old.file_name, old.skill, old.model,
+        old.code, old.kept_tests, old.answer);
+END;
+CREATE TRIGGER test_generations_fts_update AFTER UPDATE ON test_generations BEGIN
+    INSERT INTO test_generations_fts(test_generations_fts, rowid, file_name, skill, model, code,
+        kept_tests, answer) VALUES ('delete', old.id, old.file_name, old.skill, old.model,
+        old.code, old.kept_tests, old.answer);
+    INSERT INTO test_generations_fts(rowid, file_name, skill, model, code, kept_tests, answer)
+        VALUES (new.id, new.file_name, new.skill, new.model, new.code, new.kept_tests, new.answer);
+END;
+)sql";
+
+static_assert(HistoryDatabase::kSchemaVersion == 5, "add the new version's script here");
 
 } // namespace
 
@@ -217,6 +259,8 @@ const char* migrationScript(int version)
         return kVersion3;
     case 4:
         return kVersion4;
+    case 5:
+        return kVersion5;
     default:
         return nullptr;
     }

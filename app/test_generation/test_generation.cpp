@@ -72,6 +72,14 @@ QString judgeRound(TestWorkspace& workspace, const TestGenerationOptions& option
     }
     kept.executable.unite(round.run.coverage.executable);
     kept.measured = kept.measured || round.run.coverage.measured;
+    if (!round.run.coverageByTest.isEmpty()) {
+        // Lines that run when the code is loaded (a Python module's def lines) belong to no
+        // test: they count as covered, or "every line covered" could never be reached.
+        QSet<int> loading = round.run.coverage.covered;
+        for (const QSet<int>& lines : std::as_const(round.run.coverageByTest))
+            loading.subtract(lines);
+        kept.covered.unite(loading);
+    }
 
     QMap<QString, CaseHistory> history;
     auto record = [&](const TestRunResult& run, int number) {
@@ -262,8 +270,13 @@ Result<TestGenerationReport> generateTests(SkillModel& model, const CodeSkill& s
         request.repair = !errors.isEmpty();
         round.prompt = renderSkillMessages(skill, request);
         auto answer = model.answer(skill, round.prompt, observer.answerPiece, cancelled);
-        if (!answer)
-            return makeError("round " + std::to_string(number) + ": " + answer.error().message);
+        if (!answer && number == 1)
+            return makeError(answer.error().message);
+        if (!answer) { // what earlier rounds kept stays
+            report.problem = QStringLiteral("round %1: %2").arg(number).arg(
+                QString::fromStdString(answer.error().message));
+            break;
+        }
         round.answer = answer->text;
         round.promptTokens = answer->promptTokens;
         round.reusedPromptTokens = answer->reusedPromptTokens;

@@ -1,0 +1,169 @@
+// `clausewright-cli testgen` and `run-tests` as a user runs them: the repair loop with
+// --replay answers and --run, the kept file written with --out, the generation saved in the
+// history and found by testgen-history search, run-tests' text and JSON (checked against
+// resources/schemas), and the refusals (no model, binary file, unknown language).
+#include "tests/app/report/json_schema_check.h"
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+namespace {
+
+const QString kCli = QStringLiteral(CW_CLI_PATH);
+
+struct CliResult {
+    int exitCode = -1;
+    QString out;
+    QString err;
+};
+
+CliResult cli(const QStringList& args)
+{
+    QProcess process;
+    process.start(kCli, args);
+    process.waitForFinished(120000);
+    return { process.exitCode(), QString::fromUtf8(process.readAllStandardOutput()),
+        QString::fromUtf8(process.readAllStandardError()) };
+}
+
+void writeFile(const QString& path, const QByteArray& bytes)
+{
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(bytes);
+}
+
+QStringList schemaProblems(const QString& schemaFile, const QString& json)
+{
+    QFile file(QStringLiteral(CW_SOURCE_DIR "/resources/schemas/") + schemaFile);
+    if (!file.open(QIODevice::ReadOnly))
+        return { "cannot read " + schemaFile };
+    const cw::testing::JsonSchemaCheck check(QJsonDocument::fromJson(file.readAll()).object());
+    return check.check(QJsonDocument::fromJson(json.toUtf8()).object());
+}
+
+} // namespace
+
+class TestgenCliTest : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir m_dir;
+    bool m_canRun = false;
+
+private slots:
+    void initTestCase()
+    {
+        writeFile(m_dir.filePath("pricing.py"),
+            "def discount(total, code):\n    if code == \"HALF\":\n        return total / 2\n"
+            "    return total\n");
+        const QJsonArray answers { "```python\nfrom pricing import discount\n\n\ndef test_half():\n"
+                                   "    assert discount(10, 'HALF') == 4\n```\n",
+            "```python\nfrom pricing import discount\n\n\ndef test_half():\n"
+            "    assert discount(10, 'HALF') == 5\n\n\ndef test_none():\n"
+            "    assert discount(10, '') == 10\n```\n" };
+        writeFile(m_dir.filePath("answers.json"), QJsonDocument(answers).toJson());
+        // Whether this machine can run Python tests in the sandbox at all.
+        writeFile(m_dir.filePath("probe_test.py"), "def test_ok():\n    assert True\n");
+        const CliResult probe = cli({ "run-tests", "--code", m_dir.filePath("pricing.py"),
+            "--tests", m_dir.filePath("probe_test.py") });
+        m_canRun = probe.exitCode == 0;
+        if (!m_canRun)
+            qWarning("sandboxed Python runs unavailable: %s", qPrintable(probe.err));
+    }
+
+    void generatesRepairsAndKeeps()
+    {
+        if (!m_canRun)
+            QSKIP("no bubblewrap, pytest or coverage.py here");
+        const QString out = m_dir.filePath("test_pricing.py");
+        const QString db = m_dir.filePath("history.sqlite");
+        const CliResult r = cli({ "testgen", "--file", m_dir.filePath("pricing.py"), "--replay",
+            m_dir.filePath("answers.json"), "--run", "--rounds", "3", "--out", out, "--db", db,
+            "--format", "json" });
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        QVERIFY2(r.err.contains("2 kept, 1 discarded; coverage 0% -> 100%; 2 rounds"),
+            qPrintable(r.err));
+        const QStringList problems = schemaProblems("testgen.schema.json", r.out);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+        const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(json["rounds"].toArray().size(), 2);
+        QCOMPARE(json["rounds"]
+                     .toArray()[0]
+                     .toObject()["verdicts"]
+                     .toArray()[0]
+                     .toObject()["reason"]
+                     .toString(),
+            QString("failed"));
+        QFile kept(out);
+        QVERIFY(kept.open(QIODevice::ReadOnly));
+        const QString tests = QString::fromUtf8(kept.readAll());
+        QVERIFY(tests.contains("def test_none():"));
+        QCOMPARE(tests, json["kept_tests"].toString());
+
+        const CliResult found = cli({ "testgen-history", "--db", db, "search", "discount" });
+        QCOMPARE(found.exitCode, 0);
+        QVERIFY2(found.out.contains("pricing.py") && found.out.contains("python-pytest"),
+            qPrintable(found.out));
+        const CliResult shown = cli({ "testgen-history", "--db", db, "show", "1", "--json" });
+        QCOMPARE(
+            QJsonDocument::fromJson(shown.out.toUtf8()).object()["kept_tests"].toString(), tests);
+
+        // The kept file passes on its own with the runner alone.
+        const CliResult run
+            = cli({ "run-tests", "--code", m_dir.filePath("pricing.py"), "--tests", out });
+        QCOMPARE(run.exitCode, 0);
+        QVERIFY2(run.out.contains("PASS test_half") && run.out.contains("line coverage 100.0%"),
+            qPrintable(run.out));
+    }
+
+    void runTestsReportsFailuresAsJson()
+    {
+        if (!m_canRun)
+            QSKIP("no bubblewrap, pytest or coverage.py here");
+        writeFile(m_dir.filePath("failing_test.py"),
+            "from pricing import discount\n\n\ndef test_wrong():\n    assert discount(4, 'HALF') "
+            "== 3\n");
+        const CliResult r = cli({ "run-tests", "--code", m_dir.filePath("pricing.py"), "--tests",
+            m_dir.filePath("failing_test.py"), "--format", "json" });
+        QCOMPARE(r.exitCode, 1);
+        const QStringList problems = schemaProblems("run-tests.schema.json", r.out);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+        const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(json["failed"].toInt(), 1);
+        QCOMPARE(json["tests"].toArray()[0].toObject()["outcome"].toString(), QString("failed"));
+        QVERIFY(
+            json["tests"].toArray()[0].toObject()["output"].toString().contains("assert 2.0 == 3"));
+        QCOMPARE(json["coverage"].toObject()["uncovered"].toString(), QString("4"));
+    }
+
+    void refusesWhatItCannotDo()
+    {
+        const CliResult noModel = cli({ "testgen", "--file", m_dir.filePath("pricing.py") });
+        QCOMPARE(noModel.exitCode, 2);
+        QVERIFY(noModel.err.contains("a model is needed to generate"));
+        writeFile(m_dir.filePath("blob.py"),
+            QByteArray("\x7f"
+                       "ELF\0\0\1",
+                7));
+        const CliResult binary = cli({ "run-tests", "--code", m_dir.filePath("blob.py"), "--tests",
+            m_dir.filePath("blob.py") });
+        QCOMPARE(binary.exitCode, 1);
+        QVERIFY2(binary.err.contains("blob.py: a binary file"), qPrintable(binary.err));
+        writeFile(m_dir.filePath("notes"), "Lorem ipsum dolor sit amet.\n");
+        const CliResult unknown = cli(
+            { "run-tests", "--code", m_dir.filePath("notes"), "--tests", m_dir.filePath("notes") });
+        QCOMPARE(unknown.exitCode, 2);
+        QVERIFY(unknown.err.contains("cannot tell its language"));
+        const CliResult badSkill = cli({ "testgen", "--file", m_dir.filePath("pricing.py"),
+            "--skill", "nope", "--replay", m_dir.filePath("answers.json") });
+        QCOMPARE(badSkill.exitCode, 2);
+        QVERIFY(badSkill.err.contains("no skill named 'nope'"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestgenCliTest)
+#include "testgen_cli_test.moc"
