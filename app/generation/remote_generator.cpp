@@ -49,6 +49,7 @@ struct Stream {
     GenerationAnswer answer;
     QByteArray head; // the first bytes, for an error body
     bool ended = false;
+    bool tooLong = false; // refused: prompt longer than the server takes
 
     std::string take()
     {
@@ -77,6 +78,7 @@ Result<GenerationTotals> RemoteGenerator::generate(std::span<GenerationRequest> 
     const std::function<bool()>& cancelled, const FinishedCallback& onFinished)
 {
     GenerationTotals totals;
+    m_promptsTooLong = false;
     if (requests.empty())
         return totals;
     auto url = m_server.endpoint(QStringLiteral("chat/completions"));
@@ -137,6 +139,13 @@ Result<GenerationTotals> RemoteGenerator::generate(std::span<GenerationRequest> 
                 a.cancelled = true;
             } else if (status >= 400) {
                 a.error = describeReplyError(status, s->head, s->reply->errorString());
+                // 413: clausewright-server's token limit; 400 naming the context: vLLM,
+                // SGLang and llama.cpp's wording for a prompt over the context.
+                const QString text = QString::fromStdString(a.error).toLower();
+                s->tooLong = status == 413
+                    || (status == 400 && text.contains("context")
+                        && (text.contains("length") || text.contains("exceed")
+                            || text.contains("maximum")));
             } else if (s->reply->error() != QNetworkReply::NoError && status == 200) {
                 a.error = "the server closed the connection before the answer was complete ("
                     + std::to_string(a.text.size()) + " bytes received; "
@@ -168,7 +177,9 @@ Result<GenerationTotals> RemoteGenerator::generate(std::span<GenerationRequest> 
 
     bool anyText = false;
     std::string firstError;
+    m_promptsTooLong = !stopping;
     for (const auto& s : streams) {
+        m_promptsTooLong = m_promptsTooLong && s->tooLong;
         const GenerationAnswer& a = s->answer;
         totals.promptTokens += a.promptTokens;
         totals.generatedTokens += a.generatedTokens;

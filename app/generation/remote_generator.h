@@ -26,8 +26,11 @@ public:
     Result<GenerationTotals> generate(std::span<GenerationRequest> requests,
         const std::function<bool()>& cancelled, const FinishedCallback& onFinished) override;
 
+    bool lastPromptsTooLong() const override { return m_promptsTooLong; }
+
 private:
     RemoteServer m_server;
+    bool m_promptsTooLong = false;
 };
 
 } // namespace cw::generation

@@ -66,6 +66,10 @@ public:
     // Answers every request (together where the backend batches), calling onFinished as each
     // ends. `cancelled` is polled; a cancel keeps what was answered. Errors: nothing could be
     // answered at all (the model failed, the server cannot be reached or refused the key).
+    // The last generate() failed because the server found the prompts longer than its
+    // context or its per-request limit (HTTP 413, or 400 naming the context length).
+    virtual bool lastPromptsTooLong() const { return false; }
+
     using FinishedCallback = std::function<void(std::size_t index, const GenerationAnswer&)>;
     virtual Result<GenerationTotals> generate(std::span<GenerationRequest> requests,
         const std::function<bool()>& cancelled, const FinishedCallback& onFinished)

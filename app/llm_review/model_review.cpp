@@ -92,15 +92,18 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
     return out;
 }
 
-Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
+namespace {
+
+// One round of questions with the passages `limits` allows (shrunk here until the prompts
+// fit a context the generator knows).
+Result<ModelReviewResult> askQuestions(generation::TextGenerator& generator,
     const Document& document, const QList<Clause>& clauses, const QList<Finding>& fastFindings,
     const Playbook& playbook, const std::function<bool()>& cancelled,
-    const ModelReviewObserver& observer, const ModelReviewOptions& options)
+    const ModelReviewObserver& observer, const ModelReviewOptions& options, PlanLimits& limits)
 {
     QElapsedTimer timer;
     timer.start();
     const std::int64_t context = generator.contextLength();
-    PlanLimits limits = options.limits;
     Result<RenderedPlan> rendered = Error {};
     while (true) {
         rendered = render(generator, document, clauses, fastFindings, playbook, limits);
@@ -197,6 +200,25 @@ Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
     result.generatedTokens = totals->generatedTokens;
     result.seconds = double(timer.elapsed()) / 1000.0;
     return result;
+}
+
+} // namespace
+
+Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
+    const Document& document, const QList<Clause>& clauses, const QList<Finding>& fastFindings,
+    const Playbook& playbook, const std::function<bool()>& cancelled,
+    const ModelReviewObserver& observer, const ModelReviewOptions& options)
+{
+    // A remote server's context is not known here: when it refuses the prompts as too long,
+    // the passages are shortened (then fewer) and the questions asked again.
+    PlanLimits limits = options.limits;
+    while (true) {
+        auto result = askQuestions(generator, document, clauses, fastFindings, playbook, cancelled,
+            observer, options, limits);
+        if (!result && generator.lastPromptsTooLong() && shrink(limits))
+            continue;
+        return result;
+    }
 }
 
 Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,

@@ -25,11 +25,12 @@ const QString kKey = QStringLiteral("remote-test-key-0123456789");
 // clausewright-server on a free port; the port comes from its "listening" log line.
 class ServerProcess {
 public:
-    explicit ServerProcess(const QString& keyFile)
+    explicit ServerProcess(const QString& keyFile, const QStringList& more = {})
     {
         m_process.setProgram(QStringLiteral(CW_SERVER_PATH));
-        m_process.setArguments({ "--model", kModel, "--model-name", "tiny", "--port", "0",
-            "--threads", "1", "--api-key-file", keyFile });
+        m_process.setArguments(QStringList { "--model", kModel, "--model-name", "tiny", "--port",
+                                   "0", "--threads", "1", "--api-key-file", keyFile }
+            + more);
         m_process.setReadChannel(QProcess::StandardError);
         m_process.start();
         QElapsedTimer timer;
@@ -204,6 +205,25 @@ private slots:
         QCOMPARE(review->settings.value("model_backend").toString(), QStringLiteral("in-process"));
         QVERIFY2(review->document.warnings.join("\n").contains("passed over: remote server"),
             qPrintable(review->document.warnings.join("\n")));
+    }
+
+    void passagesShrinkWhenTheServerRefusesTheirLength()
+    {
+        // A server that takes 2,400 tokens per request (answers may take 1,024): the first prompts
+        // are refused (413), the review asks again with shorter passages until they fit.
+        ServerProcess small(m_keyFile, { "--max-request-tokens", "2400" });
+        QVERIFY2(small.port() > 0, qPrintable(small.log()));
+        ReviewOptions options;
+        options.textOnly = true;
+        options.heads = QStringLiteral("all");
+        options.remote = { small.url(), kKey, QStringLiteral("tiny") };
+        options.backendOrder = generation::BackendOrder::RemoteOnly;
+        auto review = ReviewPipeline::runBlocking(kContract, options);
+        QVERIFY2(review.ok(), review.ok() ? "" : review.error().message.c_str());
+        const QJsonObject stats = review->settings.value("model_review").toObject();
+        QVERIFY2(
+            stats.value("answered").toInt() > 0, qPrintable(review->document.warnings.join("\n")));
+        QVERIFY(small.log().contains("\"status\":413"));
     }
 
     void serverDyingMidAnswerKeepsTheFastFindings()
