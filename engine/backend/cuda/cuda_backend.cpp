@@ -41,6 +41,28 @@ long profiledStep()
 const long g_profiledStep = profiledStep();
 long g_stepsRun = 0;
 
+// CW_CUDA_SKIP=attention,deltanet,routed,shared,norm leaves those ops out of every step, to
+// time what each costs inside a replayed graph (diagnosis only: the tokens are then garbage,
+// and the finite check is off).
+struct SkippedOps {
+    bool attention = false, deltaNet = false, routed = false, shared = false, norm = false;
+    bool any() const { return attention || deltaNet || routed || shared || norm; }
+};
+SkippedOps skippedOps()
+{
+    SkippedOps skip;
+    const char* v = std::getenv("CW_CUDA_SKIP");
+    const std::string list = v ? v : "";
+    auto has = [&](const char* name) { return list.find(name) != std::string::npos; };
+    skip.attention = has("attention");
+    skip.deltaNet = has("deltanet");
+    skip.routed = has("routed");
+    skip.shared = has("shared");
+    skip.norm = has("norm");
+    return skip;
+}
+const SkippedOps g_skip = skippedOps();
+
 constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
 constexpr std::size_t kCublasWorkspace = 32u << 20;
 
@@ -593,6 +615,8 @@ void CudaBackend::embed()
 
 void CudaBackend::norm(NormSite site, bool addResidual)
 {
+    if (g_skip.norm && site.kind != NormSite::Kind::Output)
+        return;
     const float* w = m_w.outputNorm;
     if (site.kind == NormSite::Kind::LayerInput)
         w = m_w.layers[std::size_t(site.layer)].inputNorm;
@@ -616,6 +640,8 @@ void CudaBackend::norm(NormSite site, bool addResidual)
 
 void CudaBackend::attention(int layer)
 {
+    if (g_skip.attention)
+        return;
     m_ops.push_back([this, layer] {
         const auto& L = m_w.layers[std::size_t(layer)];
         const int cacheLayer = m_hostWeights.layers[std::size_t(layer)].cacheIndex;
@@ -638,6 +664,8 @@ void CudaBackend::attention(int layer)
 
 void CudaBackend::deltaNet(int layer)
 {
+    if (g_skip.deltaNet)
+        return;
     m_ops.push_back([this, layer] {
         const auto& L = m_w.layers[std::size_t(layer)];
         const int stateLayer = m_hostWeights.layers[std::size_t(layer)].stateIndex;
@@ -672,7 +700,8 @@ void CudaBackend::moe(int layer)
         // Small steps run the shared expert on a second stream beside the routed experts:
         // both are chains of small kernels, so overlapping them shortens the step.
         const bool beside = L.sharedGate && m_sideStream && T <= cuda::kMatVecMaxTokens;
-        if (L.sharedGate) {
+        const bool shared = L.sharedGate && !g_skip.shared;
+        if (shared) {
             cudaStream_t stream = beside ? m_sideStream : m_stream;
             const cuda::DeviceScratch scratch = beside ? m_sideScratch : m_scratch;
             if (beside) {
@@ -687,11 +716,13 @@ void CudaBackend::moe(int layer)
             if (beside)
                 check(cudaEventRecord(m_join, m_sideStream));
         }
-        linear(L.router, m_normedRows, m_hidden, T, logits, E);
-        check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
-        check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
-            m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
-        if (L.sharedGate) {
+        if (!g_skip.routed) {
+            linear(L.router, m_normedRows, m_hidden, T, logits, E);
+            check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
+            check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
+                m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
+        }
+        if (shared) {
             if (beside)
                 check(cudaStreamWaitEvent(m_stream, m_join, 0));
             check(cuda::addGatedSharedExpert(
@@ -823,7 +854,7 @@ Result<StepOutput> CudaBackend::finishStep()
         cudaGetLastError();
         return cudaFailure("the forward step failed on " + deviceName(), e);
     }
-    if (bad)
+    if (bad && !g_skip.any())
         return makeError("the forward pass produced NaN or Inf in the hidden state or the logits "
                          "(on the GPU; the CPU backend names the layer)");
     return out;
