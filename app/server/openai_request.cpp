@@ -345,11 +345,12 @@ Result<CompletionRequest> parseCompletionRequest(std::string_view body, Endpoint
     Json json;
     try {
         json = Json::parse(body.begin(), body.end());
-    } catch (const Json::parse_error& e) {
-        // nlohmann's message says where and what ("invalid UTF-8 byte at index 12: 0xFF").
+    } catch (const Json::exception& e) {
+        // nlohmann's message says where and what ("invalid UTF-8 byte at index 12: 0xFF");
+        // a number too large for a double ("1e999") is out_of_range, not parse_error.
         std::string what = e.what();
-        if (const auto colon = what.find("parse error"); colon != std::string::npos)
-            what = what.substr(colon);
+        if (const auto bracket = what.find("] "); bracket != std::string::npos)
+            what = what.substr(bracket + 2);
         return Error { "the request body is not valid JSON: " + what };
     }
     if (!json.is_object())

@@ -301,6 +301,9 @@ TEST_F(ServerApiTest, badInputGets4xxJsonAndTheServerKeepsServing)
     };
     expectError(post("{\"messages\": [}"), 400, "not valid JSON");
     expectError(post("[1, 2]"), 400, "must be a JSON object");
+    // Found by fuzz_server_request: a number past a double's range is not a parse error.
+    expectError(post(R"({"messages": [{"role": "user", "content": "hi"}], "top_p": 1e999})"), 400,
+        "not valid JSON");
     expectError(post(R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": "ten"})"),
         400, "'max_tokens' must be an integer");
     expectError(
