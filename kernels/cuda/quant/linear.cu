@@ -186,52 +186,18 @@ bool usesIntMatVec(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision pre
     const bool wanted
         = g_matVecKernel == MatVecKernel::Auto || g_matVecKernel == MatVecKernel::Int8;
     return wanted && precision != GemmPrecision::Float32 && tokens >= 1
-        && tokens <= kIntMatVecMaxTokens && intDotSupports(w.type, w.cols, w.data, w.rowStride);
+        && tokens <= kMatVecMaxTokens && intDotSupports(w.type, w.cols, w.data, w.rowStride);
 }
 
 std::size_t intMatVecScratchBytes(const DeviceMatrix& w, std::int64_t tokens)
 {
-    return quantizedRowsBytes(std::min(tokens, kIntMatVecMaxTokens), w.cols, 1);
-}
-
-// Rows [first, first + count) of quantized rows (one plane).
-QuantizedRows quantizedRowsFrom(const QuantizedRows& x, std::int64_t first, std::int64_t cols)
-{
-    return { x.q + first * cols, x.s + first * (cols / 32), x.planes };
-}
-
-// One launch per pass of kMatVecMaxTokens token rows over the same matrices: a decode batch
-// of up to kIntMatVecMaxTokens reads each matrix from device memory once and from L2 after
-// (every dense matrix of these models but the output head fits the H200's 50 MB of L2).
-template <typename Launch>
-cudaError_t intMatVecPasses(
-    const IntMatVecArgs& all, TensorType type, std::int64_t tokens, const Launch& launch)
-{
-    for (std::int64_t first = 0; first < tokens; first += kMatVecMaxTokens) {
-        IntMatVecArgs pass = all;
-        pass.tokens = std::min(kMatVecMaxTokens, tokens - first);
-        pass.x = quantizedRowsFrom(all.x, first, all.cols);
-        for (int j = 0; j < pass.targetCount; ++j)
-            pass.targets[j].y += first * pass.targets[j].yStride;
-        cudaError_t result = cudaErrorInvalidValue;
-        launch(type, pass, result);
-        if (result != cudaSuccess)
-            return result;
-    }
-    return cudaSuccess;
-}
-
-cudaError_t launchIntMatVecPasses(const IntMatVecArgs& all, TensorType type, std::int64_t tokens)
-{
-    return intMatVecPasses(all, type, tokens, [](TensorType t, const IntMatVecArgs& a, cudaError_t& r) {
-        dispatchMatrixType(t, IntMatVecLaunch { a, r });
-    });
+    return quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), w.cols, 1);
 }
 
 cudaError_t intMatVec(const DeviceMatrix& w, const float* x, std::int64_t xStride,
     std::int64_t tokens, float* y, std::int64_t yStride, DeviceScratch scratch, cudaStream_t stream)
 {
-    if (tokens < 1 || tokens > kIntMatVecMaxTokens
+    if (tokens < 1 || tokens > kMatVecMaxTokens
         || scratch.bytes < quantizedRowsBytes(tokens, w.cols, 1))
         return cudaErrorInvalidValue;
     QuantizedRows q;
@@ -244,7 +210,7 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
     float* y, std::int64_t yStride, cudaStream_t stream)
 {
     if (!intDotSupports(w.type, w.cols, w.data, w.rowStride) || tokens < 1
-        || tokens > kIntMatVecMaxTokens)
+        || tokens > kMatVecMaxTokens)
         return cudaErrorInvalidValue;
     IntMatVecArgs args;
     args.targets[0] = { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, y, yStride };
@@ -252,7 +218,9 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
     args.x = x;
     args.tokens = tokens;
     args.stream = stream;
-    return launchIntMatVecPasses(args, w.type, tokens);
+    cudaError_t result = cudaErrorInvalidValue;
+    dispatchMatrixType(w.type, IntMatVecLaunch { args, result });
+    return result;
 }
 
 } // namespace quant_detail
@@ -265,14 +233,15 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
         return cudaErrorInvalidValue;
     if (tokens == 0 || w.rows == 0)
         return cudaSuccess;
-    // The integer products need scratch for the quantized activations; a caller that gave
-    // less gets the f32 kernels or the tensor-core path (same contract, slower).
-    if (tokens <= kIntMatVecMaxTokens && quant_detail::usesIntMatVec(w, tokens, precision)
-        && scratch.bytes >= quant_detail::intMatVecScratchBytes(w, tokens) && scratch.data
-        && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0)
-        return quant_detail::intMatVec(w, x, xStride, tokens, y, yStride, scratch, stream);
-    if (tokens <= kMatVecMaxTokens)
+    if (tokens <= kMatVecMaxTokens) {
+        // The integer products need scratch for the quantized activations; a caller that
+        // gave less gets the f32 kernels (same contract, slower).
+        if (quant_detail::usesIntMatVec(w, tokens, precision)
+            && scratch.bytes >= quant_detail::intMatVecScratchBytes(w, tokens) && scratch.data
+            && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0)
+            return quant_detail::intMatVec(w, x, xStride, tokens, y, yStride, scratch, stream);
         return quant_detail::matVec(w, x, xStride, tokens, y, yStride, stream);
+    }
     return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
 }
 
@@ -293,12 +262,12 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
     bool anyInteger = false;
     if (count > kMaxFanOut)
         return cudaErrorInvalidValue;
-    const std::size_t xBytes = quantizedRowsBytes(std::min(tokens, kIntMatVecMaxTokens), cols, 1);
+    const std::size_t xBytes = quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), cols, 1);
     const bool scratchFits = quantized
         || (scratch.data && scratch.bytes >= xBytes
             && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0);
     for (int i = 0; i < count; ++i) {
-        integer[i] = tokens <= kIntMatVecMaxTokens && scratchFits && outputs[i].w->rows > 0
+        integer[i] = tokens <= kMatVecMaxTokens && scratchFits && outputs[i].w->rows > 0
             && usesIntMatVec(*outputs[i].w, tokens, precision);
         anyInteger = anyInteger || integer[i];
     }
@@ -327,8 +296,10 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
             args.x = q;
             args.tokens = tokens;
             args.stream = stream;
-            if (const cudaError_t e = launchIntMatVecPasses(args, outputs[i].w->type, tokens))
-                return e;
+            cudaError_t result = cudaErrorInvalidValue;
+            dispatchMatrixType(outputs[i].w->type, IntMatVecLaunch { args, result });
+            if (result != cudaSuccess)
+                return result;
         }
     }
     for (int i = 0; i < count; ++i) {
@@ -348,7 +319,7 @@ std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmP
     // Every call up to `tokens` rows fits: the matrix-vector rows (<= kMatVecMaxTokens) and,
     // above, the prefill slabs.
     const std::size_t matVec = tokens >= 1
-            && quant_detail::usesIntMatVec(w, std::min(tokens, kIntMatVecMaxTokens), precision)
+            && quant_detail::usesIntMatVec(w, std::min(tokens, kMatVecMaxTokens), precision)
         ? quant_detail::intMatVecScratchBytes(w, tokens)
         : 0;
     if (tokens <= kMatVecMaxTokens)

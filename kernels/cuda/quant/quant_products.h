@@ -44,15 +44,10 @@ enum class GemmPrecision {
 // Token rows at or under this count take the matrix-vector path: every weight row is read
 // once for all of them, from device memory, at close to full bandwidth.
 constexpr std::int64_t kMatVecMaxTokens = 8;
-// The integer matrix-vector products (int8 activations: every precision but Float32) take up
-// to this many token rows, in passes of kMatVecMaxTokens: decode batches stay off the
-// dequantize-and-GEMM path, which writes every weight out as bf16 first.
-constexpr std::int64_t kIntMatVecMaxTokens = 64;
 
 // y[t][r] = sum_c w[r][c] * x[t][c] for t < tokens, r < w.rows. x rows are xStride floats
-// apart, y rows yStride floats apart. Any token count: the integer matrix-vector products up
-// to kIntMatVecMaxTokens (precisions other than Float32), else the f32 ones up to
-// kMatVecMaxTokens, above that the tensor-core path (needs `scratch` of
+// apart, y rows yStride floats apart. Any token count: up to kMatVecMaxTokens the
+// matrix-vector kernels, above that the tensor-core path (needs `scratch` of
 // linearScratchBytes bytes and the cuBLAS handle, which must be bound to `stream`).
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
     float* y, std::int64_t yStride, GemmPrecision precision, DeviceScratch scratch,
