@@ -9,6 +9,7 @@
 #include "app/ingest/document_reader.h"
 #include "app/ingest/pdf_passwords.h"
 #include "app/report/report_exporter.h"
+#include "ui/code_panel.h"
 #include "ui/first_run_page.h"
 #include "ui/history_dialog.h"
 #include "ui/message_bar.h"
@@ -21,6 +22,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -109,6 +111,14 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     centralLayout->addWidget(m_messageBar);
     centralLayout->addWidget(m_stack, 1);
     setCentralWidget(central);
+
+    // Code and tests beside the contract view; hidden until asked for (View menu).
+    m_codePanel = new CodePanel(m_history->path(), this);
+    m_codeDock = new QDockWidget(tr("Code and Tests"), this);
+    m_codeDock->setObjectName(QStringLiteral("codeDock"));
+    m_codeDock->setWidget(m_codePanel);
+    addDockWidget(Qt::RightDockWidgetArea, m_codeDock);
+    m_codeDock->hide();
 
     createActions();
     createStatusBar();
@@ -235,6 +245,11 @@ void MainWindow::createActions()
         ->setShortcut(QKeySequence(tr("Ctrl+Up")));
     viewMenu->addAction(tr("&Copy Selection"), pdf, &PdfView::copySelection);
     viewMenu->addSeparator();
+    QAction* codeAction = m_codeDock->toggleViewAction();
+    codeAction->setText(tr("Code and &Tests"));
+    codeAction->setShortcut(QKeySequence(tr("Ctrl+Shift+T")));
+    viewMenu->addAction(codeAction);
+    viewMenu->addSeparator();
     auto* languageMenu = viewMenu->addMenu(tr("&Language"));
     auto* languages = new QActionGroup(this);
     const QString current = cw::AppSettings::language();
@@ -299,6 +314,8 @@ void MainWindow::createStatusBar()
 void MainWindow::updateModelStatus()
 {
     const cw::ModelSettings model = cw::AppSettings::model();
+    // The code panel generates with the in-process model (not the remote server).
+    m_codePanel->setModel(model.modelPath, model.threads, model.device, model.contextLength);
     const cw::RemoteServerSettings remote = cw::AppSettings::remoteServer();
     using cw::generation::BackendOrder;
     if (remote.order != BackendOrder::LocalOnly && !remote.baseUrl.isEmpty()) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <qcoro/qcorotask.h>
 
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -19,6 +20,7 @@ class ReviewQueue;
 
 namespace cw::ui {
 
+class CodePanel;
 class FirstRunPage;
 class HistoryDialog;
 class MessageBar;
@@ -41,6 +43,7 @@ public:
     // with it filled in, anything else is reviewed as a contract.
     void openFile(const QString& path);
     ReviewView* reviewView() const { return m_reviewView; }
+    CodePanel* codePanel() const { return m_codePanel; }
     HistoryStore* history() const { return m_history.get(); }
     ReviewQueue* queue() const { return m_queue; }
     QString lastError() const { return m_lastError; }
@@ -83,6 +86,8 @@ private:
     QLabel* m_dropZone = nullptr;
     FirstRunPage* m_firstRun = nullptr;
     ReviewView* m_reviewView = nullptr;
+    CodePanel* m_codePanel = nullptr; // in a dock beside the review (View ▸ Code and Tests)
+    QDockWidget* m_codeDock = nullptr;
     cw::ReviewQueue* m_queue = nullptr;
     std::unique_ptr<cw::HistoryStore> m_history;
     HistoryDialog* m_historyDialog = nullptr;

@@ -1,0 +1,190 @@
+#include "app/desktop/code_test_controller.h"
+
+#include "app/test_generation/engine_skill_model.h"
+#include "app/test_runner/code_language.h"
+
+namespace cw {
+
+CodeTestController::CodeTestController(QString historyPath, QObject* parent)
+    : QObject(parent)
+    , m_historyPath(historyPath.isEmpty() ? HistoryDatabase::defaultPath() : std::move(historyPath))
+{
+    qRegisterMetaType<cw::TestGenerationRound>();
+    qRegisterMetaType<cw::TestGenerationReport>();
+    qRegisterMetaType<cw::TestRunResult>();
+    qRegisterMetaType<QList<cw::TestGenerationEntry>>();
+}
+
+CodeTestController::~CodeTestController()
+{
+    m_cancelled = true;
+    if (m_worker) {
+        m_worker->wait();
+        delete m_worker;
+    }
+    m_model.reset();
+}
+
+void CodeTestController::setModel(const QString& path, const llm::LlmSessionOptions& options)
+{
+    if (path == m_modelPath && options == m_modelOptions)
+        return;
+    m_modelPath = path;
+    m_modelOptions = options;
+    if (!busy())
+        m_model.reset(); // loaded again on the next generation
+}
+
+Result<std::shared_ptr<const Sandbox>> CodeTestController::sandbox()
+{
+    if (!m_sandboxChecked) {
+        m_sandboxChecked = true;
+        auto created = Sandbox::create();
+        if (created)
+            m_sandbox = std::make_shared<Sandbox>(*created);
+        else
+            m_sandboxProblem = QString::fromStdString(created.error().message);
+    }
+    if (!m_sandbox)
+        return makeError(m_sandboxProblem.toStdString());
+    return m_sandbox;
+}
+
+QString CodeTestController::sandboxProblem()
+{
+    auto s = sandbox();
+    return s ? QString() : QString::fromStdString(s.error().message);
+}
+
+bool CodeTestController::start(std::function<void()> task)
+{
+    if (m_worker) {
+        emit failed(tr("Another task is still running."));
+        return false;
+    }
+    m_cancelled = false;
+    m_worker = QThread::create(std::move(task));
+    connect(m_worker, &QThread::finished, this, [this] {
+        m_worker->deleteLater();
+        m_worker = nullptr;
+        emit finished();
+    });
+    m_worker->start();
+    return true;
+}
+
+bool CodeTestController::generate(const QString& skillName, const QString& code,
+    const QString& fileName, const QString& language, const QString& existingTests,
+    const TestGenerationOptions& options)
+{
+    const CodeSkill* found = m_skills.skill(skillName);
+    if (!found) {
+        emit failed(tr("There is no skill named %1.").arg(skillName));
+        return false;
+    }
+    if (m_modelPath.isEmpty()) {
+        emit failed(tr("Generating needs a language model: choose one in Model ▸ Model Settings. "
+                       "Run works without one."));
+        return false;
+    }
+    std::shared_ptr<const Sandbox> box;
+    if (found->runnableTests && options.run) {
+        auto s = sandbox();
+        if (!s) {
+            emit failed(QString::fromStdString(s.error().message));
+            return false;
+        }
+        box = *s;
+    }
+    const CodeSkill skill = *found;
+    TestGenerationOptions withTests = options;
+    withTests.existingTests = existingTests;
+    return start([=, this] {
+        if (!m_model) {
+            emit status(tr("Loading %1…").arg(m_modelPath));
+            auto session = m_sessions.get(m_modelPath, m_modelOptions);
+            if (!session) {
+                emit failed(QString::fromStdString(session.error().message));
+                return;
+            }
+            m_model = std::make_shared<EngineSkillModel>(*session);
+        }
+        TestGenerationObserver observer;
+        observer.roundStarted = [this](int n) { emit roundStarted(n); };
+        observer.answerPiece = [this](const QString& piece) { emit answerPiece(piece); };
+        observer.status = [this](const QString& s) { emit status(s); };
+        observer.roundFinished = [this](const TestGenerationRound& r) { emit roundFinished(r); };
+        auto report = generateTests(*m_model, skill, code, fileName, language, box, withTests,
+            observer, [this] { return m_cancelled.load(); });
+        if (!report) {
+            emit failed(QString::fromStdString(report.error().message));
+            return;
+        }
+        qint64 id = 0;
+        auto db = HistoryDatabase::open(m_historyPath);
+        auto saved = db ? saveTestGeneration(**db, *report) : Result<qint64>(db.error());
+        if (saved)
+            id = *saved;
+        else
+            emit status(tr("Not saved in the history: %1")
+                            .arg(QString::fromStdString(saved.error().message)));
+        emit generated(*report, id);
+    });
+}
+
+bool CodeTestController::runTests(
+    const QString& code, const QString& fileName, const QString& language, const QString& tests)
+{
+    auto s = sandbox();
+    if (!s) {
+        emit failed(QString::fromStdString(s.error().message));
+        return false;
+    }
+    if (tests.trimmed().isEmpty()) {
+        emit failed(tr("There are no tests to run: write or paste them, or generate them."));
+        return false;
+    }
+    std::shared_ptr<const Sandbox> box = *s;
+    return start([=, this] {
+        emit status(tr("Building and running the tests…"));
+        auto workspace = TestWorkspace::create(box, language, fileName, code);
+        if (!workspace) {
+            emit failed(QString::fromStdString(workspace.error().message));
+            return;
+        }
+        emit testsRan((*workspace)->run(tests, {}, [this] { return m_cancelled.load(); }));
+    });
+}
+
+void CodeTestController::listHistory(const QString& query)
+{
+    start([=, this] {
+        auto db = HistoryDatabase::open(m_historyPath);
+        if (!db) {
+            emit failed(QString::fromStdString(db.error().message));
+            return;
+        }
+        auto entries = query.trimmed().isEmpty() ? listTestGenerations(**db, 0, 200)
+                                                 : searchTestGenerations(**db, query, 200);
+        if (!entries) {
+            emit failed(QString::fromStdString(entries.error().message));
+            return;
+        }
+        emit historyListed(*entries);
+    });
+}
+
+void CodeTestController::loadFromHistory(qint64 id)
+{
+    start([=, this] {
+        auto db = HistoryDatabase::open(m_historyPath);
+        auto report = db ? loadTestGeneration(**db, id) : Result<TestGenerationReport>(db.error());
+        if (!report) {
+            emit failed(QString::fromStdString(report.error().message));
+            return;
+        }
+        emit historyLoaded(*report);
+    });
+}
+
+} // namespace cw

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "app/test_generation/test_generation.h"
+
+#include <QWidget>
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QPushButton;
+class QSpinBox;
+class QTreeWidget;
+
+namespace cw {
+class CodeTestController;
+} // namespace cw
+
+namespace cw::ui {
+
+class CodeHighlighter;
+
+// The side panel for code: paste or drop a file, pick a skill, Generate (the answer streams
+// into the tests editor; test skills then show only the kept tests, every round's verdicts
+// and the coverage), edit the tests and Run them again in the sandbox, Save them beside the
+// source. Generations are saved in the history and can be searched and reopened. Without a
+// model it says one is needed and still runs tests.
+class CodePanel : public QWidget {
+    Q_OBJECT
+public:
+    explicit CodePanel(const QString& historyPath, QWidget* parent = nullptr);
+    ~CodePanel() override;
+
+    // The model generations use (empty: none), with its Model Settings.
+    void setModel(const QString& path, int threads, const QString& device, qint64 contextLength);
+    // Loads a file into the code editor; refuses binary, over 1 MB and unreadable files.
+    bool openCode(const QString& path);
+    void setCode(const QString& code, const QString& fileName = {});
+    QString language() const;
+    void setLanguage(const QString& language);
+    bool selectSkill(const QString& name);
+    // Writes the tests editor's text to `path` (atomically); errors name the file.
+    Result<void> saveTestsTo(const QString& path);
+    // Beside the source, with the runner's test file name ("test_pricing.py").
+    QString defaultTestsPath() const;
+
+    CodeTestController* controller() const { return m_controller; }
+    QPlainTextEdit* codeEditor() const { return m_code; }
+    QPlainTextEdit* testsEditor() const { return m_tests; }
+    QTreeWidget* results() const { return m_results; }
+    QLabel* coverageLabel() const { return m_coverage; }
+    QLabel* statusLabel() const { return m_status; }
+
+public slots:
+    void generate();
+    void runTests();
+    void cancel();
+    void saveTests();
+    void showHistory();
+
+signals:
+    void generationShown(const cw::TestGenerationReport& report);
+    void testsShown(const cw::TestRunResult& result);
+    void failed(const QString& message);
+
+protected:
+    void dragEnterEvent(QDragEnterEvent* event) override;
+    void dropEvent(QDropEvent* event) override;
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
+private:
+    void refillSkills();
+    void setBusy(bool busy);
+    void showReport(const TestGenerationReport& report);
+    void showRun(const TestRunResult& run);
+    void addRound(const TestGenerationRound& round);
+    void detectLanguage();
+    QString codeFileName() const;
+
+    CodeTestController* m_controller = nullptr;
+    QPlainTextEdit* m_code = nullptr;
+    QPlainTextEdit* m_tests = nullptr;
+    CodeHighlighter* m_codeColours = nullptr;
+    CodeHighlighter* m_testColours = nullptr;
+    QComboBox* m_language = nullptr;
+    QComboBox* m_skill = nullptr;
+    QSpinBox* m_rounds = nullptr;
+    QPushButton* m_generate = nullptr;
+    QPushButton* m_run = nullptr;
+    QPushButton* m_cancel = nullptr;
+    QPushButton* m_save = nullptr;
+    QTreeWidget* m_results = nullptr;
+    QLabel* m_coverage = nullptr;
+    QLabel* m_status = nullptr;
+    QLabel* m_modelNotice = nullptr;
+    QString m_codePath; // the file the code came from; empty: pasted
+    QString m_testFileName; // the runner's name for the tests of this code
+    bool m_languageChosen = false; // the user picked it: no more detection
+    bool m_streaming = false;
+};
+
+} // namespace cw::ui
