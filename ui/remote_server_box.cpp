@@ -60,13 +60,21 @@ RemoteServerBox::RemoteServerBox(QWidget* parent)
     m_order->setCurrentIndex(std::max(0, m_order->findData(int(settings.order))));
     m_url->setText(settings.baseUrl);
     m_model->setEditText(settings.model);
-    QString where;
-    if (auto key = RemoteKeyStore::read(&where); key) {
+    // The keyring answers over D-Bus: the field fills in when it has (the window never waits).
+    m_key->setEnabled(false);
+    RemoteKeyStore::readLater(this, [this](const Result<QString>& key, const QString& where) {
+        m_key->setEnabled(true);
+        m_keyRead = true;
+        if (!key) {
+            m_status->setText(QString::fromStdString(key.error().message));
+            return;
+        }
         m_savedKey = *key;
-        m_key->setText(*key);
+        if (m_key->text().isEmpty())
+            m_key->setText(*key);
         if (!key->isEmpty())
             m_status->setText(tr("API key kept in %1.").arg(where));
-    }
+    });
 }
 
 void RemoteServerBox::test()
@@ -108,8 +116,8 @@ bool RemoteServerBox::save()
     settings.order = generation::BackendOrder(m_order->currentData().toInt());
     AppSettings::setRemoteServer(settings);
     const QString key = m_key->text().trimmed();
-    if (key == m_savedKey)
-        return true;
+    if (!m_keyRead || key == m_savedKey)
+        return true; // unchanged (or not read yet: nothing to overwrite it with)
     auto where = RemoteKeyStore::write(key);
     if (!where) {
         m_status->setText(tr("The API key could not be saved: %1")

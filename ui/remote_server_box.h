@@ -35,6 +35,7 @@ private:
     QLabel* m_status = nullptr;
     QNetworkAccessManager* m_network = nullptr;
     QString m_savedKey;
+    bool m_keyRead = false;
 };
 
 } // namespace cw::ui

@@ -5,6 +5,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QStandardPaths>
+#include <QTimer>
 
 #ifdef CW_HAVE_QTKEYCHAIN
 #include <qt6keychain/keychain.h>
@@ -94,6 +95,29 @@ Result<QString> RemoteKeyStore::read(QString* where)
     if (where)
         *where = keyFilePath();
     return readFile();
+}
+
+void RemoteKeyStore::readLater(
+    QObject* context, std::function<void(const Result<QString>&, const QString&)> done)
+{
+    auto fromFile = [context, done] {
+        QTimer::singleShot(0, context, [done] { done(readFile(), keyFilePath()); });
+    };
+#ifdef CW_HAVE_QTKEYCHAIN
+    if (keyringWanted()) {
+        auto* job = new QKeychain::ReadPasswordJob(kService); // deletes itself when finished
+        job->setKey(kEntry);
+        QObject::connect(job, &QKeychain::Job::finished, context, [job, done](QKeychain::Job*) {
+            if (job->error() == QKeychain::NoError)
+                done(job->textData(), QStringLiteral("the desktop keyring"));
+            else
+                done(readFile(), keyFilePath());
+        });
+        job->start();
+        return;
+    }
+#endif
+    fromFile();
 }
 
 Result<QString> RemoteKeyStore::write(const QString& key)

@@ -2,7 +2,9 @@
 
 #include "engine/common/result.h"
 
+#include <QObject>
 #include <QString>
+#include <functional>
 
 namespace cw {
 
@@ -12,8 +14,12 @@ namespace cw {
 // CW_NO_KEYRING=1 in the environment skips the keyring (headless machines, tests).
 class RemoteKeyStore {
 public:
-    // The saved key; empty when none is saved. `where` says where it was found.
+    // The saved key; empty when none is saved. `where` says where it was found. Waits for
+    // the keyring (a D-Bus round trip): for worker threads and the command line.
     static Result<QString> read(QString* where = nullptr);
+    // The same without waiting, for the UI thread: `done` is called on `context`'s thread.
+    static void readLater(QObject* context,
+        std::function<void(const Result<QString>& key, const QString& where)> done);
     // Saves the key (an empty key removes it); returns where it went ("the desktop keyring"
     // or the file's path).
     static Result<QString> write(const QString& key);

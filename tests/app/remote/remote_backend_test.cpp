@@ -2,6 +2,7 @@
 // (the tiny random-weight model): models listed, streaming, JSON-schema answers that parse,
 // cancel mid-stream, a wrong key, a review through the server, and a server that dies
 // mid-answer (a clear error; the review keeps its fast findings).
+#include "app/desktop/remote_key_store.h"
 #include "app/generation/remote_generator.h"
 #include "app/review/review_pipeline.h"
 
@@ -93,6 +94,19 @@ private slots:
         keys.close();
         m_server = std::make_unique<ServerProcess>(m_keyFile);
         QVERIFY2(m_server->port() > 0, qPrintable(m_server->log()));
+    }
+
+    void keyFileIsOwnerOnlyWithoutAKeyring()
+    {
+        // CW_NO_KEYRING=1 (set by CTest): the file, readable by its owner alone.
+        qputenv("XDG_CONFIG_HOME", m_dir.filePath(QStringLiteral("config")).toUtf8());
+        auto where = RemoteKeyStore::write(kKey);
+        QVERIFY2(where.ok(), where.ok() ? "" : where.error().message.c_str());
+        QCOMPARE(*where, RemoteKeyStore::keyFilePath());
+        QCOMPARE(QFile(*where).permissions() & 0x0077, QFileDevice::Permissions {});
+        QCOMPARE(*RemoteKeyStore::read(), kKey);
+        QVERIFY(RemoteKeyStore::write(QString()).ok());
+        QVERIFY(!QFile::exists(*where));
     }
 
     void listsModelsAndRefusesAWrongKey()
