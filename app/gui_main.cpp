@@ -41,7 +41,8 @@ int main(int argc, char** argv)
 
     QCommandLineParser parser;
     parser.setApplicationDescription(
-        QStringLiteral("Contract review with a language model that runs on this computer"));
+        QStringLiteral("Contract review, and unit tests for code that are run before they are "
+                       "shown, with a language model that runs on this computer"));
     parser.addHelpOption();
     parser.addVersionOption();
     parser.addPositionalArgument(QStringLiteral("files"),
