@@ -5,6 +5,7 @@
 #include "app/desktop/remote_key_store.h"
 #include "app/generation/remote_generator.h"
 #include "app/review/review_pipeline.h"
+#include "tests/app/remote/server_process.h"
 
 #include <QElapsedTimer>
 #include <QFile>
@@ -22,51 +23,6 @@ namespace {
 const QString kModel = QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a");
 const QString kContract = QStringLiteral(CW_TEST_DATA_DIR "/llm_review/supply_agreement.txt");
 const QString kKey = QStringLiteral("remote-test-key-0123456789");
-
-// clausewright-server on a free port; the port comes from its "listening" log line.
-class ServerProcess {
-public:
-    explicit ServerProcess(const QString& keyFile, const QStringList& more = {})
-    {
-        m_process.setProgram(QStringLiteral(CW_SERVER_PATH));
-        m_process.setArguments(QStringList { "--model", kModel, "--model-name", "tiny", "--port",
-                                   "0", "--threads", "1", "--api-key-file", keyFile }
-            + more);
-        m_process.setReadChannel(QProcess::StandardError);
-        m_process.start();
-        QElapsedTimer timer;
-        timer.start();
-        while (
-            m_port == 0 && timer.elapsed() < 30000 && m_process.state() != QProcess::NotRunning) {
-            m_process.waitForReadyRead(200);
-            m_log += m_process.readAllStandardError();
-            for (const QByteArray& line : m_log.split('\n')) {
-                const QJsonObject event = QJsonDocument::fromJson(line).object();
-                if (event.value("event") == QLatin1String("listening"))
-                    m_port = event.value("port").toInt();
-            }
-        }
-    }
-    ~ServerProcess()
-    {
-        m_process.kill();
-        m_process.waitForFinished(5000);
-    }
-
-    int port() const { return m_port; }
-    QString url() const { return QStringLiteral("http://127.0.0.1:%1").arg(m_port); }
-    QString log() { return QString::fromUtf8(m_log + m_process.readAllStandardError()); }
-    void kill()
-    {
-        m_process.kill();
-        m_process.waitForFinished(5000);
-    }
-
-private:
-    QProcess m_process;
-    QByteArray m_log;
-    int m_port = 0;
-};
 
 generation::GenerationRequest schemaRequest(const QString& question)
 {
@@ -92,7 +48,7 @@ private slots:
         QVERIFY(keys.setPermissions(QFileDevice::ReadOwner | QFileDevice::WriteOwner));
         keys.write(kKey.toUtf8() + "\n");
         keys.close();
-        m_server = std::make_unique<ServerProcess>(m_keyFile);
+        m_server = std::make_unique<cw::testing::ServerProcess>(m_keyFile);
         QVERIFY2(m_server->port() > 0, qPrintable(m_server->log()));
     }
 
@@ -225,7 +181,7 @@ private slots:
     {
         // A server that takes 2,400 tokens per request (answers may take 1,024): the first prompts
         // are refused (413), the review asks again with shorter passages until they fit.
-        ServerProcess small(m_keyFile, { "--max-request-tokens", "2400" });
+        cw::testing::ServerProcess small(m_keyFile, { "--max-request-tokens", "2400" });
         QVERIFY2(small.port() > 0, qPrintable(small.log()));
         ReviewOptions options;
         options.textOnly = true;
@@ -242,7 +198,7 @@ private slots:
 
     void serverDyingMidAnswerKeepsTheFastFindings()
     {
-        ServerProcess doomed(m_keyFile);
+        cw::testing::ServerProcess doomed(m_keyFile);
         QVERIFY2(doomed.port() > 0, qPrintable(doomed.log()));
         ReviewOptions options;
         options.textOnly = true;
@@ -273,7 +229,7 @@ private slots:
 private:
     QTemporaryDir m_dir;
     QString m_keyFile;
-    std::unique_ptr<ServerProcess> m_server;
+    std::unique_ptr<cw::testing::ServerProcess> m_server;
 };
 
 QTEST_MAIN(RemoteBackendTest)
