@@ -293,6 +293,9 @@ void RequestScheduler::step()
         // with the engine's message; the others go on.
         for (Slot* slot : stepped)
             finish(*slot, Error { "the engine failed: " + logits.error().message });
+        // A full KV pool is the usual cause: the cached prefixes give their blocks back so
+        // the next requests have room (they are rebuilt when prompts share them again).
+        m_roots.clear();
         std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
         return;
     }
