@@ -80,11 +80,12 @@ Result<SkillModelAnswer> EngineSkillModel::answer(const CodeSkill& skill,
                 skill.sourcePath.toStdString() + ": output.schema: " + constraint.error().message);
         request.constraint = std::make_unique<sampling::GrammarConstraint>(std::move(*constraint));
     }
-    // UTF-8 pieces arrive whole (the detokenizer never splits a character).
-    request.onText = [onText](std::string_view piece) {
+    // UTF-8 pieces arrive whole (the detokenizer never splits a character). A cancel seen
+    // here stops the answer within this token; the wait below covers the prefill.
+    request.onText = [onText, cancelled](std::string_view piece) {
         if (onText)
             onText(QString::fromUtf8(piece.data(), qsizetype(piece.size())));
-        return true;
+        return !(cancelled && cancelled());
     };
     std::promise<Result<engine::GenerationResult>> finished;
     auto future = finished.get_future();
