@@ -122,6 +122,42 @@ private slots:
         QCOMPARE(streamed, all);
     }
 
+    void repairsCppTestsThatDoNotCompile()
+    {
+        if (auto cpp = probeToolchain(*m_sandbox, "cpp"); !cpp)
+            QSKIP(cpp.error().message.c_str());
+        const QString code = QStringLiteral("#pragma once\n"
+                                            "inline int clamp(int x, int high)\n"
+                                            "{\n"
+                                            "    if (x > high)\n"
+                                            "        return high;\n"
+                                            "    return x;\n"
+                                            "}\n");
+        auto cppFile = [](const QString& body) {
+            return "```cpp\n#include \"clamp.h\"\n#include <gtest/gtest.h>\n\n" + body + "```\n";
+        };
+        ScriptedSkillModel model({
+            cppFile("TEST(Clamp, High) { EXPECT_EQ(clamp_it(12, 10), 10); }\n"),
+            cppFile("TEST(Clamp, High) { EXPECT_EQ(clamp(12, 10), 12); }\n"),
+            cppFile("TEST(Clamp, High) { EXPECT_EQ(clamp(12, 10), 10); }\n\n"
+                    "TEST(Clamp, Low) { EXPECT_EQ(clamp(3, 10), 3); }\n"),
+        });
+        TestGenerationOptions options;
+        options.rounds = 3;
+        auto report = generateTests(
+            model, *m_host.skill("cpp-gtest"), code, "clamp.h", "cpp", m_sandbox, options);
+        QVERIFY2(report.ok(), report.ok() ? "" : report.error().message.c_str());
+        QCOMPARE(report->rounds.size(), 3);
+        QCOMPARE(report->rounds[0].verdicts[0].reason, QString("does not build"));
+        QVERIFY2(model.prompts()[1].user.contains("clamp_it"), qPrintable(model.prompts()[1].user));
+        QCOMPARE(report->rounds[1].verdicts[0].reason, QString("failed"));
+        QVERIFY(model.prompts()[2].user.contains("Test Clamp.High failed"));
+        QCOMPARE(report->kept, 2);
+        QVERIFY(report->keptTests.contains("TEST(Clamp, Low)"));
+        QVERIFY2(report->finalRun.allPassed(), qPrintable(report->finalRun.output));
+        QCOMPARE(report->coverageAfter, 100.0);
+    }
+
     void keepsTheUsersTestsAndAsksForUncoveredLines()
     {
         ScriptedSkillModel model(

@@ -96,8 +96,11 @@ private slots:
         QVERIFY(secret.open(QIODevice::WriteOnly));
         secret.write("top secret");
         secret.close();
-        for (const QString& path : { secret.fileName(), QString("/etc/passwd"),
-                 QDir::homePath() + "/.bashrc", QString(CW_SOURCE_DIR "/README.md") }) {
+        QStringList outside
+            = { secret.fileName(), QString("/etc/passwd"), QDir::homePath() + "/.bashrc" };
+        if (!QStringLiteral(CW_SOURCE_DIR).startsWith("/usr/")) // /usr is mounted, read-only
+            outside.append(QStringLiteral(CW_SOURCE_DIR "/README.md"));
+        for (const QString& path : outside) {
             const SandboxResult r = runPython(QString("print(open('%1').read())").arg(path));
             QVERIFY2(!r.succeeded(), qPrintable(path));
             QVERIFY2(
