@@ -3,6 +3,8 @@
 #include "app/test_generation/engine_skill_model.h"
 #include "app/test_runner/code_language.h"
 
+#include <QFileInfo>
+
 namespace cw {
 
 CodeTestController::CodeTestController(QString historyPath, QObject* parent)
@@ -99,10 +101,17 @@ bool CodeTestController::generate(const QString& skillName, const QString& code,
     const CodeSkill skill = *found;
     TestGenerationOptions withTests = options;
     withTests.existingTests = existingTests;
+    const QString modelPath = m_modelPath;
+    const llm::LlmSessionOptions modelOptions = m_modelOptions;
     return start([=, this] {
+        // Settings changed while a task ran: the model is loaded again for the new ones.
+        if (m_model
+            && (m_model->session()->path() != QFileInfo(modelPath).absoluteFilePath()
+                || !(m_model->session()->options() == modelOptions)))
+            m_model.reset();
         if (!m_model) {
-            emit status(tr("Loading %1…").arg(m_modelPath));
-            auto session = m_sessions.get(m_modelPath, m_modelOptions);
+            emit status(tr("Loading %1…").arg(modelPath));
+            auto session = m_sessions.get(modelPath, modelOptions);
             if (!session) {
                 emit failed(QString::fromStdString(session.error().message));
                 return;
