@@ -11,7 +11,6 @@
 // return early.
 
 #include <cuda_runtime_api.h>
-#include <vector_types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,16 +21,6 @@ namespace cw::kernels::cuda {
 struct DeviceScratch {
     std::byte* data = nullptr;
     std::size_t bytes = 0;
-};
-
-// Token rows quantized for the integer matrix-vector products (quant_products.h): int8 values
-// [rows][cols] at q and, per 32 values, one float4 {d, 0, sum of the f32 values, 0} at s (row
-// r's at s + r * cols / 32); value = d * q. A kernel that produces a product's input can write
-// it so as well (the residual RMSNorm, the DeltaNet decode, the shared expert's activation),
-// and the product then needs no quantization of its own.
-struct Int8Rows {
-    std::int8_t* q = nullptr;
-    float4* s = nullptr;
 };
 
 // The token rows of one step. Row r belongs to sequence rowSeq[r] at position rowPos[r];

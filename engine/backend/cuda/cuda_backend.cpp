@@ -152,14 +152,6 @@ private:
     // there, so the cuBLAS handle, bound to m_stream, is not used).
     void linearFanOut(std::initializer_list<cuda::LinearOutput> outputs, cudaStream_t stream,
         cuda::DeviceScratch scratch);
-    // Products of x; `quantized` (may be null): the same rows as Int8Rows, written by the
-    // kernel that made x.
-    void linearFanOut(const float* x, std::int64_t xStride, const cuda::Int8Rows* quantized,
-        std::initializer_list<cuda::LinearOutput> outputs, cudaStream_t stream,
-        cuda::DeviceScratch scratch);
-    // Small steps read every product input through the integer products: the kernels that
-    // make those inputs then also write them as Int8Rows.
-    bool quantizesProductInputs() const;
     void runOps();
     bool runStep(); // true: the first chunk of logits was computed with the step
     void computeLogits(std::int64_t first, std::int64_t count);
@@ -204,10 +196,6 @@ private:
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
     bool m_normedQuantized = false; // m_normedQuant holds the current normed rows
-    // CW_CUDA_FUSED_QUANT=0: the products quantize their inputs themselves (A/B runs, tests).
-    bool m_fuseQuantization = true;
-    cuda::Int8Rows m_productInput; // attention's or DeltaNet's output as Int8Rows
-    cuda::Int8Rows m_sharedInput; // the shared expert's hidden rows as Int8Rows
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
     float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
@@ -297,8 +285,6 @@ Result<void> CudaBackend::initialise()
     const char* exact = std::getenv("CW_CUDA_EXACT_ATTENTION");
     m_attentionShape.exactPrefill = m_precision == cuda::GemmPrecision::Float32
         || (exact && std::strcmp(exact, "1") == 0);
-    const char* fused = std::getenv("CW_CUDA_FUSED_QUANT");
-    m_fuseQuantization = !(fused && std::strcmp(fused, "0") == 0);
     m_deltaShape.keyHeads = std::int32_t(hp.linearNumKeyHeads);
     m_deltaShape.valueHeads = std::int32_t(hp.linearNumValueHeads);
     m_deltaShape.keyDim = std::int32_t(hp.linearKeyHeadDim);
@@ -503,27 +489,6 @@ Result<void> CudaBackend::allocateBuffers()
             || cudaEventCreateWithFlags(&m_join, cudaEventDisableTiming) != cudaSuccess)
             return makeError("could not create the GPU's second stream; use --device cpu");
     }
-    auto int8Rows = [&](std::int64_t cols, const char* what) -> Result<cuda::Int8Rows> {
-        const std::size_t values = std::size_t(cuda::kMatVecMaxTokens * cols);
-        auto q = m_arena.allocate(values + values / 32 * sizeof(float4), what);
-        if (!q)
-            return q.error();
-        auto* bytes = static_cast<std::int8_t*>(*q);
-        return cuda::Int8Rows { bytes, reinterpret_cast<float4*>(bytes + (values + 15) / 16 * 16) };
-    };
-    const std::int64_t blockOutput = std::max(m_attnDim, m_valueDim);
-    if (blockOutput % 32 == 0) {
-        auto q = int8Rows(blockOutput, "the quantized block outputs");
-        if (!q)
-            return q.error();
-        m_productInput = *q;
-    }
-    if (hp.sharedExpertFfnSize > 0 && hp.sharedExpertFfnSize % 32 == 0) {
-        auto q = int8Rows(hp.sharedExpertFfnSize, "the quantized shared-expert rows");
-        if (!q)
-            return q.error();
-        m_sharedInput = *q;
-    }
     auto counter = m_arena.allocate(sizeof(int), "the finite check");
     if (!counter)
         return counter.error();
@@ -634,22 +599,10 @@ void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs
 void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs,
     cudaStream_t stream, cuda::DeviceScratch scratch)
 {
-    linearFanOut(m_normedRows, m_hidden, m_normedQuantized ? &m_normedQuant : nullptr, outputs,
-        stream, scratch);
-}
-
-void CudaBackend::linearFanOut(const float* x, std::int64_t xStride, const cuda::Int8Rows* quantized,
-    std::initializer_list<cuda::LinearOutput> outputs, cudaStream_t stream,
-    cuda::DeviceScratch scratch)
-{
-    check(cuda::linearFanOut(outputs.begin(), int(outputs.size()), x, xStride, m_layout.rows,
-        quantized, m_precision, scratch, m_cublas, stream));
-}
-
-bool CudaBackend::quantizesProductInputs() const
-{
-    return m_fuseQuantization && m_layout.rows <= cuda::kMatVecMaxTokens
-        && m_precision != cuda::GemmPrecision::Float32;
+    const cuda::QuantizedActivations quantized { m_normedQuant.q, m_normedQuant.s };
+    check(cuda::linearFanOut(outputs.begin(), int(outputs.size()), m_normedRows, m_hidden,
+        m_layout.rows, m_normedQuantized ? &quantized : nullptr, m_precision, scratch, m_cublas,
+        stream));
 }
 
 void CudaBackend::embed()
@@ -674,7 +627,8 @@ void CudaBackend::norm(NormSite site, bool addResidual)
         float* delta = addResidual ? m_deltaRows : nullptr;
         // Small steps read the normed rows through the integer products: quantize them here,
         // once, rather than in every product.
-        m_normedQuantized = m_normedQuant.q && quantizesProductInputs();
+        m_normedQuantized = m_normedQuant.q && m_layout.rows <= cuda::kMatVecMaxTokens
+            && m_precision != cuda::GemmPrecision::Float32;
         if (m_normedQuantized)
             check(cuda::addRmsNormRowsQuantized(m_hiddenRows, delta, w, m_layout.rows, m_hidden,
                 eps, m_normedRows, m_normedQuant, m_stream));
@@ -701,14 +655,10 @@ void CudaBackend::attention(int layer)
         check(cuda::attentionPrepare(qAll, m_qRow, k, v, L.qNorm, L.kNorm, m_w.ropeInvFreq,
             m_attentionShape, m_layout, m_pagedKv, cacheLayer, q, m_stream));
         const float scale = 1.0f / std::sqrt(float(m_attentionShape.headDim));
-        const bool quantized = m_productInput.q && quantizesProductInputs()
-            && cuda::attentionWritesInt8(m_attentionShape, m_layout);
         check(cuda::pagedAttention(q,
             m_attentionShape.gated ? qAll + m_attentionShape.headDim : nullptr, m_qRow,
-            m_attentionShape, scale, m_layout, m_pagedKv, cacheLayer, attn, m_scratch, m_stream,
-            quantized ? m_productInput : cuda::Int8Rows {}));
-        linearFanOut(attn, m_attnDim, quantized ? &m_productInput : nullptr,
-            { { &L.o, m_deltaRows, m_hidden } }, m_stream, m_scratch);
+            m_attentionShape, scale, m_layout, m_pagedKv, cacheLayer, attn, m_scratch, m_stream));
+        linear(L.o, attn, m_attnDim, T, m_deltaRows, m_hidden);
     });
 }
 
@@ -727,13 +677,9 @@ void CudaBackend::deltaNet(int layer)
         float* core = alpha + T * nV;
         linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim }, { &L.beta, beta, nV },
             { &L.alpha, alpha, nV } });
-        const bool quantized = m_productInput.q && quantizesProductInputs()
-            && cuda::deltaNetWritesInt8(m_deltaShape, m_layout);
         check(cuda::gatedDeltaNet(qkv, alpha, beta, z, L.conv, L.dtBias, L.negA, L.deltaNorm,
-            m_deltaShape, m_layout, m_states[std::size_t(stateLayer)], core, m_scratch, m_stream,
-            quantized ? m_productInput : cuda::Int8Rows {}));
-        linearFanOut(core, m_valueDim, quantized ? &m_productInput : nullptr,
-            { { &L.out, m_deltaRows, m_hidden } }, m_stream, m_scratch);
+            m_deltaShape, m_layout, m_states[std::size_t(stateLayer)], core, m_scratch, m_stream));
+        linear(L.out, core, m_valueDim, T, m_deltaRows, m_hidden);
     });
 }
 
@@ -764,13 +710,9 @@ void CudaBackend::moe(int layer)
             }
             linearFanOut({ { &L.sharedGateProj, sharedGate, sh }, { &L.sharedUp, sharedUp, sh } },
                 stream, scratch);
-            const bool quantized = m_sharedInput.q && quantizesProductInputs() && sh % 32 == 0;
-            if (quantized)
-                check(cuda::siluMulQuantized(sharedUp, sharedGate, T, sh, m_sharedInput, stream));
-            else
-                check(cuda::siluMul(sharedUp, sharedGate, T * sh, stream));
-            linearFanOut(sharedUp, sh, quantized ? &m_sharedInput : nullptr,
-                { { &L.sharedDown, sharedDown, m_hidden } }, stream, scratch);
+            check(cuda::siluMul(sharedUp, sharedGate, T * sh, stream));
+            check(cuda::linear(L.sharedDown, sharedUp, sh, T, sharedDown, m_hidden, m_precision,
+                scratch, m_cublas, stream));
             if (beside)
                 check(cudaEventRecord(m_join, m_sideStream));
         }

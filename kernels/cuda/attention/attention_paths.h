@@ -21,7 +21,7 @@ void useStagedDecode(bool staged);
 std::size_t decodeScratchBytes(const AttentionShape& shape, const StepLayout& layout);
 cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
-    float* out, DeviceScratch scratch, cudaStream_t stream, Int8Rows outQuantized = {});
+    float* out, DeviceScratch scratch, cudaStream_t stream);
 
 // Prefill stages the keys and values of the step's sequences as bf16 in the scratch
 // (capacity: sequences x kvHeads x maxContext rows of the head dim rounded up to 64, 128 or

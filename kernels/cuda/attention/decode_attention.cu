@@ -17,7 +17,6 @@
 #include <cstdint>
 #include <cuda_runtime.h>
 #include "kernels/cuda/chained_launch.cuh"
-#include "kernels/cuda/int8_rows.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {
@@ -357,8 +356,7 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    decodeCombineKernel(
-        DecodeParams p, const float* gate, std::int64_t gateStride, float* out, Int8Rows outQ)
+    decodeCombineKernel(DecodeParams p, const float* gate, std::int64_t gateStride, float* out)
 {
     chainedKernelEntry();
     __shared__ float weights[kMaxSplits];
@@ -392,10 +390,6 @@ __global__ void __launch_bounds__(kThreads)
         if (gate)
             r *= 1.0f / (1.0f + expf(-gate[row * gateStride + std::int64_t(h) * 2 * hd + dim]));
         out[(row * p.heads + h) * hd + dim] = r;
-        // hd is a multiple of 32 when quantizing: whole warps run each pass of this loop.
-        if (outQ.q)
-            storeInt8Block(r, outQ, row, std::int64_t(p.heads) * hd,
-                std::int64_t(h) * hd + dim - (threadIdx.x & 31));
     }
 }
 
@@ -487,10 +481,9 @@ std::size_t decodeScratchBytes(const AttentionShape& shape, const StepLayout& la
 
 cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
-    float* out, DeviceScratch scratch, cudaStream_t stream, Int8Rows outQuantized)
+    float* out, DeviceScratch scratch, cudaStream_t stream)
 {
-    if (scratch.bytes < decodeScratchBytes(shape, layout) || shape.headDim % 4 != 0
-        || (outQuantized.q && shape.headDim % 32 != 0))
+    if (scratch.bytes < decodeScratchBytes(shape, layout) || shape.headDim % 4 != 0)
         return cudaErrorInvalidValue;
     const int group = shape.heads / shape.kvHeads;
     const int gt = headGroupTile(group);
@@ -529,8 +522,7 @@ cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_
         launched = launchSplits<4, 1, 2>(gt, staged, grid, p, stream);
     if (launched != cudaSuccess)
         return launched;
-    launchChained(decodeCombineKernel, dim3(unsigned(shape.heads), unsigned(layout.sequences)),
-        dim3(kThreads), 0, stream, p, gate, gateStride, out, outQuantized);
+    launchChained(decodeCombineKernel, dim3(dim3(unsigned(shape.heads), unsigned(layout.sequences))), dim3(kThreads), 0, stream, p, gate, gateStride, out);
     return cudaGetLastError();
 }
 

@@ -23,26 +23,20 @@ bool decodeStep(const StepLayout& layout)
 
 cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
-    float* out, DeviceScratch scratch, cudaStream_t stream, Int8Rows outQuantized)
+    float* out, DeviceScratch scratch, cudaStream_t stream)
 {
     if (layout.rows <= 0 || layout.sequences <= 0)
         return cudaSuccess;
-    if (!supported(shape, kv) || layout.maxContext <= 0
-        || (outQuantized.q && (!outQuantized.s || !attentionWritesInt8(shape, layout))))
+    if (!supported(shape, kv) || layout.maxContext <= 0)
         return cudaErrorInvalidValue;
     if (decodeStep(layout))
-        return attention_detail::launchDecodeAttention(q, gate, gateStride, shape, scale, layout,
-            kv, layer, out, scratch, stream, outQuantized);
+        return attention_detail::launchDecodeAttention(
+            q, gate, gateStride, shape, scale, layout, kv, layer, out, scratch, stream);
     if (shape.exactPrefill)
         return attention_detail::launchExactPrefillAttention(
             q, gate, gateStride, shape, scale, layout, kv, layer, out, stream);
     return attention_detail::launchPrefillAttention(
         q, gate, gateStride, shape, scale, layout, kv, layer, out, scratch, stream);
-}
-
-bool attentionWritesInt8(const AttentionShape& shape, const StepLayout& layout)
-{
-    return decodeStep(layout) && shape.headDim % 32 == 0;
 }
 
 std::size_t pagedAttentionScratchBytes(const AttentionShape& shape, const StepLayout& layout)

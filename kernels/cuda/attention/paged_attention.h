@@ -47,12 +47,9 @@ cudaError_t attentionPrepare(const float* qAll, std::int64_t qAllStride, const f
 // out: [T][nH * hd]. Decode steps (one token per sequence) split each sequence's keys over
 // several blocks (flash-decoding) and combine; prefill steps tile queries and keys (bf16
 // tensor cores, or f32 FMAs with shape.exactPrefill).
-// outQuantized (may be empty): out also as Int8Rows for the output product, on steps where
-// attentionWritesInt8 (decode steps, headDim a multiple of 32; cudaErrorInvalidValue on others).
 cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
-    float* out, DeviceScratch scratch, cudaStream_t stream, Int8Rows outQuantized = {});
-bool attentionWritesInt8(const AttentionShape& shape, const StepLayout& layout);
+    float* out, DeviceScratch scratch, cudaStream_t stream);
 // Scratch pagedAttention needs for `layout`; with less it returns cudaErrorInvalidValue.
 // Decode steps: the splits' partial results, sequences x heads x splits x (hd + 2) floats
 // (a few MB). Other steps: the keys and values the step's sequences see, staged as bf16 for

@@ -66,11 +66,10 @@ cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const f
 cudaError_t launchConvStateAdvance(
     const float* qkv, const Dims& dims, const Rows& rows, float* convState, cudaStream_t stream);
 
-// Decode: the recurrent rule for one token per sequence, then the gated RMSNorm; core also
-// as Int8Rows where coreQ.q is set (dv a multiple of 32).
+// Decode: the recurrent rule for one token per sequence, then the gated RMSNorm.
 cudaError_t launchDecode(const float* conv, const float* g, const float* beta, const float* z,
     const float* normWeight, const Dims& dims, const Rows& rows, float* recurrent, float* core,
-    int* counters, int columns, Int8Rows coreQ, cudaStream_t stream);
+    int* counters, int columns, cudaStream_t stream);
 
 // Prefill, per (sequence, chunk, value head), all chunks in parallel: the UT/WY transform.
 // Writes cum, wT, qT, U (over v in conv) and the intra-chunk output into core.
@@ -90,6 +89,6 @@ cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims&
 cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, const float* z,
     const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
     const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
-    DeviceScratch scratch, const Tuning& tuning, cudaStream_t stream, Int8Rows coreQ = {});
+    DeviceScratch scratch, const Tuning& tuning, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda::deltanet

@@ -8,7 +8,6 @@
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
 #include "kernels/cuda/chained_launch.cuh"
-#include "kernels/cuda/int8_rows.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -22,7 +21,7 @@ template <int kCols, int kDk>
 __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __restrict__ conv,
     const float* __restrict__ g, const float* __restrict__ beta, const float* __restrict__ z,
     const float* __restrict__ normWeight, Dims dims, Rows rows, float* __restrict__ recurrent,
-    float* __restrict__ core, int* __restrict__ counters, Int8Rows coreQ)
+    float* __restrict__ core, int* __restrict__ counters)
 {
     chainedKernelEntry();
     constexpr int kLanesPerRow = kCols / 4; // one float4 of columns each
@@ -172,33 +171,25 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
 #pragma unroll
     for (int e = 0; e < kPerThread; ++e) {
         const int d = tid + e * kDecodeThreads;
-        // dv a multiple of 32 when quantizing (launchDecode): whole warps pass this test.
-        if (d >= dv)
-            continue;
-        const float y = x[e] * scale * normWeight[d] * siluF(zr[d]);
-        o[d] = y;
-        if (coreQ.q)
-            storeInt8Block(y, coreQ, row, std::int64_t(dims.nV) * dv, std::int64_t(j) * dv + d - lane);
+        if (d < dv)
+            o[d] = x[e] * scale * normWeight[d] * siluF(zr[d]);
     }
 }
 
 template <int kCols, int kDk>
 void launchDecodeKernel(const dim3& grid, cudaStream_t stream, const float* conv, const float* g,
     const float* beta, const float* z, const float* normWeight, const Dims& dims, const Rows& rows,
-    float* recurrent, float* core, int* counters, Int8Rows coreQ)
+    float* recurrent, float* core, int* counters)
 {
-    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g,
-        beta, z, normWeight, dims, rows, recurrent, core, counters, coreQ);
+    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
 }
 
 } // namespace
 
 cudaError_t launchDecode(const float* conv, const float* g, const float* beta, const float* z,
     const float* normWeight, const Dims& dims, const Rows& rows, float* recurrent, float* core,
-    int* counters, int columns, Int8Rows coreQ, cudaStream_t stream)
+    int* counters, int columns, cudaStream_t stream)
 {
-    if (coreQ.q && (dims.dv % 32 != 0 || !coreQ.s))
-        return cudaErrorInvalidValue;
     if (columns == 0)
         columns = dims.dv % 32 == 0 ? 32 : 16;
     if ((columns != 16 && columns != 32) || dims.dv % columns != 0)
@@ -208,17 +199,17 @@ cudaError_t launchDecode(const float* conv, const float* g, const float* beta, c
     if (columns == 32) {
         if (dk128)
             launchDecodeKernel<32, 128>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters, coreQ);
+                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
         else
             launchDecodeKernel<32, 0>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters, coreQ);
+                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
     } else {
         if (dk128)
             launchDecodeKernel<16, 128>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters, coreQ);
+                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
         else
             launchDecodeKernel<16, 0>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters, coreQ);
+                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
     }
     return cudaGetLastError();
 }

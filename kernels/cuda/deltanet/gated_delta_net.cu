@@ -395,7 +395,7 @@ cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims&
 cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, const float* z,
     const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
     const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
-    DeviceScratch scratch, const Tuning& tuning, cudaStream_t stream, Int8Rows coreQ)
+    DeviceScratch scratch, const Tuning& tuning, cudaStream_t stream)
 {
     if (layout.rows <= 0 || layout.sequences <= 0 || layout.maxTokensPerSequence <= 0)
         return cudaSuccess;
@@ -425,7 +425,7 @@ cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, cons
         return err;
     if (!at.prefill)
         return launchDecode(conv, alpha, beta, z, normWeight, dims, rows, states.recurrent, core,
-            counters, tuning.decodeColumns, coreQ, stream);
+            counters, tuning.decodeColumns, stream);
 
     auto* cum = reinterpret_cast<float*>(scratch.data + at.cum);
     auto* wT = reinterpret_cast<float*>(scratch.data + at.wT);
@@ -448,17 +448,10 @@ cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, cons
 cudaError_t gatedDeltaNet(const float* qkv, float* alpha, float* beta, const float* z,
     const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
     const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
-    DeviceScratch scratch, cudaStream_t stream, Int8Rows coreQuantized)
+    DeviceScratch scratch, cudaStream_t stream)
 {
-    if (coreQuantized.q && !deltaNetWritesInt8(shape, layout))
-        return cudaErrorInvalidValue;
     return deltanet::gatedDeltaNetTuned(qkv, alpha, beta, z, convWeight, dtBias, negA, normWeight,
-        shape, layout, states, core, scratch, deltanet::Tuning {}, stream, coreQuantized);
-}
-
-bool deltaNetWritesInt8(const DeltaNetShape& shape, const StepLayout& layout)
-{
-    return layout.maxTokensPerSequence == 1 && shape.valueDim % 32 == 0;
+        shape, layout, states, core, scratch, deltanet::Tuning {}, stream);
 }
 
 std::size_t deltaNetScratchBytes(const DeltaNetShape& shape, const StepLayout& layout)

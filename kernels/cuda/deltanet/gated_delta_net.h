@@ -51,14 +51,11 @@ struct DeltaNetStates {
 //     S = exp(g) S; S += k (beta (v - S^T k))^T; o = S^T q — token by token when a sequence
 //     has one token in the step, chunk by chunk (64 tokens) otherwise; the state is updated;
 //  5. core[t][j] = rmsNorm(o, normWeight [dv], eps) * silu(z[t][j]) (z: [T][nV dv]).
-// core: [T][nV dv] (out). scratch: deltaNetScratchBytes. coreQuantized (may be empty): core
-// also as Int8Rows for the output product, on steps where deltaNetWritesInt8 (decode steps,
-// valueDim a multiple of 32; cudaErrorInvalidValue on others).
+// core: [T][nV dv] (out). scratch: deltaNetScratchBytes.
 cudaError_t gatedDeltaNet(const float* qkv, float* alpha, float* beta, const float* z,
     const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
     const DeltaNetShape& shape, const StepLayout& layout, DeltaNetStates states, float* core,
-    DeviceScratch scratch, cudaStream_t stream, Int8Rows coreQuantized = {});
-bool deltaNetWritesInt8(const DeltaNetShape& shape, const StepLayout& layout);
+    DeviceScratch scratch, cudaStream_t stream);
 std::size_t deltaNetScratchBytes(const DeltaNetShape& shape, const StepLayout& layout);
 
 } // namespace cw::kernels::cuda

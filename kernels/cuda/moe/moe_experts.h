@@ -58,9 +58,5 @@ cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const 
 
 // In place, x[i] = silu(gate[i]) * x[i] for i < n.
 cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t stream);
-// The same over rows of cols values (a multiple of 32), the result also as Int8Rows for the
-// shared expert's down product.
-cudaError_t siluMulQuantized(float* x, const float* gate, std::int64_t rows, std::int64_t cols,
-    Int8Rows quantized, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda

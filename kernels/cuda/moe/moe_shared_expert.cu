@@ -2,7 +2,6 @@
 // shared expert's own products are plain `linear` calls).
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/chained_launch.cuh"
-#include "kernels/cuda/int8_rows.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -17,23 +16,6 @@ __global__ void siluMulKernel(float* x, const float* gate, std::int64_t n)
         const float g = gate[i];
         x[i] *= g / (1.0f + expf(-g)); // ops::silu
     }
-}
-
-// The same for rows of cols values (a multiple of 32), also written as Int8Rows: one warp per
-// 32 values.
-__global__ void siluMulQuantizedKernel(
-    float* x, const float* gate, std::int64_t blocks, std::int64_t cols, Int8Rows out)
-{
-    chainedKernelEntry();
-    const std::int64_t b = (std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    if (b >= blocks)
-        return; // a whole warp
-    const std::int64_t i = b * 32 + (threadIdx.x & 31);
-    const float g = gate[i];
-    const float v = x[i] * (g / (1.0f + expf(-g))); // ops::silu
-    x[i] = v;
-    const std::int64_t row = b * 32 / cols;
-    storeInt8Block(v, out, row, cols, b * 32 - row * cols);
 }
 
 // One block per token row: the gate's dot product, then the gated add.
@@ -75,20 +57,6 @@ cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t st
     const std::int64_t blocks = (n + kThreads - 1) / kThreads;
     launchChained(siluMulKernel, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kThreads), 0, stream, x, gate, n);
     return cudaGetLastError();
-}
-
-cudaError_t siluMulQuantized(float* x, const float* gate, std::int64_t rows, std::int64_t cols,
-    Int8Rows quantized, cudaStream_t stream)
-{
-    if (rows <= 0)
-        return cudaSuccess;
-    if (cols <= 0 || cols % 32 != 0 || !quantized.q || !quantized.s)
-        return cudaErrorInvalidValue;
-    const std::int64_t blocks = rows * cols / 32;
-    const std::int64_t warpsPerBlock = kThreads / 32;
-    return launchChained(siluMulQuantizedKernel,
-        dim3(unsigned((blocks + warpsPerBlock - 1) / warpsPerBlock)), dim3(kThreads), 0, stream, x,
-        gate, blocks, cols, quantized);
 }
 
 cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const float* down,

@@ -246,7 +246,7 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
 }
 
 cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
-    std::int64_t xStride, std::int64_t tokens, const Int8Rows* quantized,
+    std::int64_t xStride, std::int64_t tokens, const QuantizedActivations* quantized,
     GemmPrecision precision, DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream)
 {
     using namespace quant_detail;

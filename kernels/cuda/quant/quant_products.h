@@ -54,6 +54,15 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
     cublasHandle_t cublas, cudaStream_t stream);
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision);
 
+// Token rows already quantized for the integer matrix-vector products (by a producer that
+// fuses it, such as addRmsNormRowsQuantized in row_ops.h): int8 values [rows][cols] at q and,
+// per 32 values, one float4 {d, 0, sum of the f32 values, 0} at s (row r's at
+// s + r * cols / 32); value = d * q.
+struct QuantizedActivations {
+    const std::int8_t* q = nullptr;
+    const float4* s = nullptr;
+};
+
 // One input, several matrices of the same column count: outputs[i].y = x W_i^T, each as
 // linear() computes it. On the integer matrix-vector path x is quantized once for all of
 // them (or taken from `quantized`, the same rows already quantized) and matrices of one type
@@ -65,7 +74,7 @@ struct LinearOutput {
 };
 constexpr int kMaxFanOut = 8;
 cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
-    std::int64_t xStride, std::int64_t tokens, const Int8Rows* quantized,
+    std::int64_t xStride, std::int64_t tokens, const QuantizedActivations* quantized,
     GemmPrecision precision, DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream);
 
 // out[i][c] = w[ids[i]][c] for i < count (an embedding lookup); ids on the device.
