@@ -138,6 +138,40 @@ INSTANTIATE_TEST_SUITE_P(EveryMix, CudaVsCpu,
         return name;
     });
 
+// The default (bf16) precision decodes through the integer products (int8 activations),
+// which the f32 EveryMix cases above never take. Against the CPU's f32 logits they must stay
+// within int8's rounding. On the H200 (2026-12-01) tiny-qwen3-moe stayed at 1.5e-2 of the
+// largest logit, but tiny-qwen3.6-moe was 0.16 or more off: an open defect of the integer
+// path on the DeltaNet/gated-attention model (the bf16 prefill golden fails on those shapes
+// too), not yet found.
+TEST(CudaIntegerDecode, staysNearTheCpuF32Logits)
+{
+    for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
+        const std::string path = synthModel(preset, "q4_k_m");
+        auto cpu = load(path, "cpu");
+        auto gpu = load(path, "cuda:0", "bf16");
+        ASSERT_TRUE(cpu && gpu);
+        const std::int64_t V = cpu->vocabSize();
+        const auto prompt = randomTokens(7, V, 11);
+        auto sc = cpu->newSequence(), sg = gpu->newSequence();
+        auto lc = cpu->prefill(*sc, prompt, false);
+        ASSERT_TRUE(lc.ok() && gpu->prefill(*sg, prompt, false).ok());
+        std::int32_t next = argmax(*lc, 0, V);
+        double error = 0;
+        for (int i = 0; i < 10; ++i) {
+            const ForwardRequest rc { sc.get(), std::span<const std::int32_t>(&next, 1), false };
+            const ForwardRequest rg { sg.get(), std::span<const std::int32_t>(&next, 1), false };
+            auto dc = cpu->step(std::span<const ForwardRequest>(&rc, 1));
+            auto dg = gpu->step(std::span<const ForwardRequest>(&rg, 1));
+            ASSERT_TRUE(dc.ok() && dg.ok());
+            error = std::max(error, relativeError(*dg, *dc));
+            next = argmax(*dc, 0, V);
+        }
+        std::printf("%s: int8 decode vs CPU f32 %.3g (of max |logit|)\n", preset.c_str(), error);
+        EXPECT_LT(error, 5e-2) << preset;
+    }
+}
+
 TEST(CudaBatches, sixteenSequencesDecodedTogetherGiveTheTokensOfEachAlone)
 {
     for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
