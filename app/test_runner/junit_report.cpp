@@ -22,8 +22,10 @@ QList<TestCaseResult> readJUnitReport(const QByteArray& xml, bool qualify)
                 c.seconds = attributes.value("time").toDouble();
                 c.outcome = TestOutcome::Passed;
                 // GoogleTest lists filtered-out and disabled tests as not run.
-                if (attributes.value("status") == QLatin1String("notrun"))
+                if (attributes.value("status") == QLatin1String("notrun")) {
+                    current = nullptr;
                     continue;
+                }
                 out.append(c);
                 current = &out.last();
             } else if (current
