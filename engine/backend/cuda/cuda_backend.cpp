@@ -283,8 +283,8 @@ Result<void> CudaBackend::initialise()
     m_attentionShape.eps = float(hp.rmsNormEps);
     // CW_CUDA_EXACT_ATTENTION=1 keeps f32 attention under the faster precisions (diagnosis).
     const char* exact = std::getenv("CW_CUDA_EXACT_ATTENTION");
-    m_attentionShape.exactPrefill = m_precision == cuda::GemmPrecision::Float32
-        || (exact && std::strcmp(exact, "1") == 0);
+    m_attentionShape.exactPrefill
+        = m_precision == cuda::GemmPrecision::Float32 || (exact && std::strcmp(exact, "1") == 0);
     m_deltaShape.keyHeads = std::int32_t(hp.linearNumKeyHeads);
     m_deltaShape.valueHeads = std::int32_t(hp.linearNumValueHeads);
     m_deltaShape.keyDim = std::int32_t(hp.linearKeyHeadDim);
@@ -498,7 +498,8 @@ Result<void> CudaBackend::allocateBuffers()
         return greedy.error();
     m_greedy = static_cast<std::int32_t*>(*greedy);
     m_greedyValue = reinterpret_cast<float*>(m_greedy + kMaxGraphBatch);
-    const std::size_t argmaxBytes = cuda::argmaxWorkspaceBytes(cuda::kMatVecMaxTokens, hp.vocabSize);
+    const std::size_t argmaxBytes
+        = cuda::argmaxWorkspaceBytes(cuda::kMatVecMaxTokens, hp.vocabSize);
     auto argmax = m_arena.allocate(argmaxBytes, "the greedy search");
     if (!argmax)
         return argmax.error();
@@ -738,9 +739,8 @@ void CudaBackend::computeLogits(std::int64_t first, std::int64_t count)
     linear(m_w.output, m_logitInput, m_hidden, count, m_logits, m_description.hparams.vocabSize);
     check(cuda::countNonFinite(
         m_logits, count * m_description.hparams.vocabSize, m_nonFinite, m_stream));
-    check(cuda::argmaxRows(
-        m_logits, count, m_description.hparams.vocabSize, m_greedy + first, m_greedyValue + first,
-        m_argmaxWorkspace, m_stream));
+    check(cuda::argmaxRows(m_logits, count, m_description.hparams.vocabSize, m_greedy + first,
+        m_greedyValue + first, m_argmaxWorkspace, m_stream));
 }
 
 void CudaBackend::runOps()

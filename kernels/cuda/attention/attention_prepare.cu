@@ -3,10 +3,10 @@
 // values) sits in the warp's shared buffer while its pairs rotate.
 #include "kernels/cuda/attention/kv_rows.cuh"
 #include "kernels/cuda/attention/paged_attention.h"
+#include "kernels/cuda/chained_launch.cuh"
 
 #include <cstdint>
 #include <cuda_runtime.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {

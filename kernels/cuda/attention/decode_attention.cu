@@ -11,12 +11,12 @@
 #include "kernels/cuda/attention/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
+#include "kernels/cuda/chained_launch.cuh"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cuda_runtime.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {
@@ -423,7 +423,8 @@ template <int LANES, int VEC, int GT, int KU>
 cudaError_t launchSplit(bool staged, dim3 grid, const DecodeParams& p, cudaStream_t stream)
 {
     if (!staged) {
-        launchChained(decodeSplitKernel<LANES, VEC, GT, KU, false>, dim3(grid), dim3(kThreads), 0, stream, p);
+        launchChained(
+            decodeSplitKernel<LANES, VEC, GT, KU, false>, dim3(grid), dim3(kThreads), 0, stream, p);
         return cudaGetLastError();
     }
     constexpr int kBytes = decodeSharedBytes<VEC, KU, true>();
@@ -432,7 +433,8 @@ cudaError_t launchSplit(bool staged, dim3 grid, const DecodeParams& p, cudaStrea
         cudaFuncAttributeMaxDynamicSharedMemorySize, kBytes);
     if (set != cudaSuccess)
         return set;
-    launchChained(decodeSplitKernel<LANES, VEC, GT, KU, true>, dim3(grid), dim3(kThreads), kBytes, stream, p);
+    launchChained(
+        decodeSplitKernel<LANES, VEC, GT, KU, true>, dim3(grid), dim3(kThreads), kBytes, stream, p);
     return cudaGetLastError();
 }
 
@@ -522,7 +524,9 @@ cudaError_t launchDecodeAttention(const float* q, const float* gate, std::int64_
         launched = launchSplits<4, 1, 2>(gt, staged, grid, p, stream);
     if (launched != cudaSuccess)
         return launched;
-    launchChained(decodeCombineKernel, dim3(dim3(unsigned(shape.heads), unsigned(layout.sequences))), dim3(kThreads), 0, stream, p, gate, gateStride, out);
+    launchChained(decodeCombineKernel,
+        dim3(dim3(unsigned(shape.heads), unsigned(layout.sequences))), dim3(kThreads), 0, stream, p,
+        gate, gateStride, out);
     return cudaGetLastError();
 }
 

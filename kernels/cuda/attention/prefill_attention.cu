@@ -7,12 +7,12 @@
 #include "kernels/cuda/attention/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
+#include "kernels/cuda/chained_launch.cuh"
 
 #include <atomic>
 #include <cstdint>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::attention_detail {
 namespace {

@@ -13,9 +13,9 @@
 // column slice) so that one sequence's 32 heads still fill the GPU. The pipelined kernel copies
 // chunk c + 1's W, Q', k and cum into shared memory (cp.async) while it computes chunk c; the
 // plain one, for shapes whose two stages do not fit, loads each chunk before computing it.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -388,7 +388,8 @@ cudaError_t launchRecurrence(const dim3& grid, bool pipelined, std::size_t bytes
         = allowSharedMemory(kernel, pipelined ? allowedPipelined : allowedPlain, bytes);
     if (err != cudaSuccess)
         return err;
-    launchChained(kernel, dim3(grid), dim3(kCols * 8), bytes, stream, conv, cum, wT, qT, dims, rows, recurrent, core);
+    launchChained(kernel, dim3(grid), dim3(kCols * 8), bytes, stream, conv, cum, wT, qT, dims, rows,
+        recurrent, core);
     return cudaGetLastError();
 }
 

@@ -1,9 +1,9 @@
 // Prefill, all chunks at once: the UT/WY transform of each (chunk, value head), the part of
 // the chunked gated delta rule that does not involve the state (see
 // delta_rule_chunk_recurrence.cu for the algebra).
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -246,7 +246,8 @@ cudaError_t launchChunkTransform(float* conv, const float* g, const float* beta,
     if (chunkCapacity <= 0)
         return cudaSuccess;
     const dim3 grid(chunkCapacity, dims.nV);
-    launchChained(chunkTransformKernel, dim3(grid), dim3(kTransformThreads), bytes, stream, conv, g, beta, dims, rows, cum, wT, qT, core);
+    launchChained(chunkTransformKernel, dim3(grid), dim3(kTransformThreads), bytes, stream, conv, g,
+        beta, dims, rows, cum, wT, qT, core);
     return cudaGetLastError();
 }
 

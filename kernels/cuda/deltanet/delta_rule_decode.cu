@@ -5,9 +5,9 @@
 // kCols blocks, each streaming its [dk][kCols] slice with 16-byte loads, enough blocks to fill
 // the GPU at batch 1. The RMSNorm needs the whole head's output: the last of a head's blocks to
 // finish (an atomic count, zeroed by the conv stage of the same step) applies it.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::deltanet {
 
@@ -181,7 +181,8 @@ void launchDecodeKernel(const dim3& grid, cudaStream_t stream, const float* conv
     const float* beta, const float* z, const float* normWeight, const Dims& dims, const Rows& rows,
     float* recurrent, float* core, int* counters)
 {
-    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
+    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g,
+        beta, z, normWeight, dims, rows, recurrent, core, counters);
 }
 
 } // namespace

@@ -1,10 +1,10 @@
 // The DeltaNet core's entry points: the scratch layout, the order of the stages, and the
 // element-wise stages (conv + gates before the delta rule, gated RMSNorm after it).
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
 
 #include <cmath>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace deltanet {
@@ -360,16 +360,20 @@ cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const f
     if (dims.kernel == 4) {
         const dim3 grid((rows.rows + kFastRows - 1) / kFastRows, units);
         if (advanceConvState)
-            launchChained(convGatesWidth4Kernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+            launchChained(convGatesWidth4Kernel<true>, dim3(grid), dim3(kConvThreads), 0, stream,
+                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
         else
-            launchChained(convGatesWidth4Kernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+            launchChained(convGatesWidth4Kernel<false>, dim3(grid), dim3(kConvThreads), 0, stream,
+                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
         return cudaGetLastError();
     }
     const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, units);
     if (advanceConvState)
-        launchChained(convGatesKernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        launchChained(convGatesKernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha,
+            beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
     else
-        launchChained(convGatesKernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        launchChained(convGatesKernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha,
+            beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
     return cudaGetLastError();
 }
 
@@ -378,7 +382,8 @@ cudaError_t launchConvStateAdvance(
 {
     constexpr int kThreads = 256;
     const dim3 grid((dims.convDim + kThreads - 1) / kThreads, rows.sequences);
-    launchChained(convStateAdvanceKernel, dim3(grid), dim3(kThreads), 0, stream, qkv, dims, rows, convState);
+    launchChained(
+        convStateAdvanceKernel, dim3(grid), dim3(kThreads), 0, stream, qkv, dims, rows, convState);
     return cudaGetLastError();
 }
 
@@ -388,7 +393,8 @@ cudaError_t launchGatedNorm(const float* z, const float* normWeight, const Dims&
     constexpr int kThreads = 256;
     const long long warps = (long long)rows * dims.nV;
     const int blocks = int((warps * 32 + kThreads - 1) / kThreads);
-    launchChained(gatedNormKernel, dim3(blocks), dim3(kThreads), 0, stream, z, normWeight, dims, rows, core);
+    launchChained(
+        gatedNormKernel, dim3(blocks), dim3(kThreads), 0, stream, z, normWeight, dims, rows, core);
     return cudaGetLastError();
 }
 

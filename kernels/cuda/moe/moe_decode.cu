@@ -5,13 +5,13 @@
 // up read in the same pass over x; kernel 2 gives every output value its weighted sum over the
 // token's choices, taken in ascending expert order as the CPU sums them. Plain f32 FMA
 // throughout: decode reads weights, it does not need the tensor cores.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
 #include "kernels/cuda/quant/mat_vec_int8.cuh"
 
 #include <climits>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -162,7 +162,8 @@ struct GateUpLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((gate.rows + kWarps - 1) / kWarps), unsigned(tokens * k));
-        launchChained(gateUpKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, gate.cols, ids, k, gate, up, h);
+        launchChained(gateUpKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, gate.cols,
+            ids, k, gate, up, h);
     }
 };
 
@@ -178,7 +179,8 @@ struct OneMatrixLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((w.rows + kWarps - 1) / kWarps), unsigned(tokens * k));
-        launchChained(oneMatrixKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, w.cols, ids, k, w, h, combine);
+        launchChained(oneMatrixKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, x, w.cols,
+            ids, k, w, h, combine);
     }
 };
 
@@ -194,7 +196,8 @@ struct DownLaunch {
     template <TensorType Type> void operator()() const
     {
         const dim3 grid(unsigned((down.rows + kWarps - 1) / kWarps), unsigned(tokens));
-        launchChained(downKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, h, ids, weights, k, down, out);
+        launchChained(downKernel<Type>, dim3(grid), dim3(kWarps * 32), 0, stream, h, ids, weights,
+            k, down, out);
     }
 };
 
@@ -328,7 +331,8 @@ struct IntGateUpLaunch {
                 unsigned((gate.rows + kIntGateUpRows - 1) / kIntGateUpRows), unsigned(tokens * k));
             const int threads
                 = 32 * int_dot::warpsForUnits(gate.cols / int_dot::Unit<Type>::kValues);
-            launchChained(intGateUpKernel<Type>, dim3(grid), dim3(threads), 0, stream, x, gate.cols, ids, k, gate, up, h);
+            launchChained(intGateUpKernel<Type>, dim3(grid), dim3(threads), 0, stream, x, gate.cols,
+                ids, k, gate, up, h);
             launched = true;
         }
     }
@@ -351,7 +355,8 @@ struct IntDownLaunch {
             const int threads = (k * seg + 31) / 32 * 32;
             const dim3 grid(
                 unsigned((down.rows + kIntDownRows - 1) / kIntDownRows), unsigned(tokens));
-            launchChained(intDownKernel<Type>, dim3(grid), dim3(threads), 0, stream, h, ids, weights, k, down, out, seg);
+            launchChained(intDownKernel<Type>, dim3(grid), dim3(threads), 0, stream, h, ids,
+                weights, k, down, out, seg);
             launched = true;
         }
     }

@@ -12,10 +12,10 @@
 // Grouped (blockIdx.y = one active expert, capacity min(experts, pairs)): the expert's rows are
 // read once for all its pairs (tokens in chunks of kTokenChunk), into the sorted hidden and
 // down rows that combineExpertRows then sums per token.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -288,9 +288,11 @@ template <bool Grouped> struct GateUpLaunch {
         const std::size_t smem = std::size_t(2 * kRowsPerBlock) * std::size_t(slot);
         const dim3 grid(unsigned((gate.rows + kRowsPerBlock - 1) / kRowsPerBlock), blocksY);
         if (fits(smem))
-            launchChained(gateUpKernel<Type, Grouped, true>, dim3(grid), dim3(kThreads), smem, stream, x, ids, k, groups, gate, up, h, slot);
+            launchChained(gateUpKernel<Type, Grouped, true>, dim3(grid), dim3(kThreads), smem,
+                stream, x, ids, k, groups, gate, up, h, slot);
         else
-            launchChained(gateUpKernel<Type, Grouped, false>, dim3(grid), dim3(kThreads), 0, stream, x, ids, k, groups, gate, up, h, slot);
+            launchChained(gateUpKernel<Type, Grouped, false>, dim3(grid), dim3(kThreads), 0, stream,
+                x, ids, k, groups, gate, up, h, slot);
     }
 };
 
@@ -307,9 +309,11 @@ struct GroupedDownLaunch {
         const std::size_t smem = std::size_t(kRowsPerBlock) * std::size_t(slot);
         const dim3 grid(unsigned((down.rows + kRowsPerBlock - 1) / kRowsPerBlock), blocksY);
         if (fits(smem))
-            launchChained(groupedDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream, h, groups, down, d, slot);
+            launchChained(groupedDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream,
+                h, groups, down, d, slot);
         else
-            launchChained(groupedDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h, groups, down, d, slot);
+            launchChained(groupedDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h,
+                groups, down, d, slot);
     }
 };
 
@@ -329,9 +333,11 @@ struct DecodeDownLaunch {
         const dim3 grid(
             unsigned((down.rows + kDownRowsDecode - 1) / kDownRowsDecode), unsigned(tokens));
         if (fits(smem))
-            launchChained(decodeDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream, h, ids, weights, k, down, out, slot);
+            launchChained(decodeDownKernel<Type, true>, dim3(grid), dim3(kThreads), smem, stream, h,
+                ids, weights, k, down, out, slot);
         else
-            launchChained(decodeDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h, ids, weights, k, down, out, slot);
+            launchChained(decodeDownKernel<Type, false>, dim3(grid), dim3(kThreads), 0, stream, h,
+                ids, weights, k, down, out, slot);
     }
 };
 

@@ -6,12 +6,12 @@
 // Weight tiles are decoded with dequant8 straight from the GGUF blocks into shared memory
 // (never a dequantized copy of the experts in device memory). BFloat16: bf16 operands on the
 // tensor cores (mma.sync m16n8k16, f32 accumulation). Float32: plain f32 FMA, the reference.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
 
 #include <cuda_bf16.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -362,7 +362,8 @@ template <bool GateUp> struct TileLaunch {
         const dim3 grid(unsigned((args.nDim + rowsPerTile - 1) / rowsPerTile),
             unsigned(maxTiles(pairs, args.experts, tileRows)));
         if (bf16)
-            launchChained(bf16TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
+            launchChained(
+                bf16TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
         else
             launchChained(f32TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
     }

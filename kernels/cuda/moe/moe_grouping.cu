@@ -2,8 +2,8 @@
 // the experts' rows back into token rows. One block does the grouping: it needs a count, a
 // scan over the experts and a scatter, and the pairs of a step (tokens * k, 64 Ki for an
 // 8192-token prompt) pass through shared-memory counters in a few microseconds.
-#include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/chained_launch.cuh"
+#include "kernels/cuda/moe/moe_paths.h"
 
 namespace cw::kernels::cuda::moe {
 namespace {
@@ -98,9 +98,9 @@ cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std:
     const std::size_t shared = 2 * std::size_t(experts) * sizeof(std::int32_t);
     if (shared > 48 * 1024)
         return cudaErrorInvalidValue;
-    launchChained(groupKernel, dim3(1), dim3(kGroupThreads), shared, stream, ids, pairs, int(experts), tileRows,
-        layout.counts, layout.offsets, layout.tileOffsets, layout.activeExperts, layout.activeCount,
-        layout.sortedPair, layout.pairPos);
+    launchChained(groupKernel, dim3(1), dim3(kGroupThreads), shared, stream, ids, pairs,
+        int(experts), tileRows, layout.counts, layout.offsets, layout.tileOffsets,
+        layout.activeExperts, layout.activeCount, layout.sortedPair, layout.pairPos);
     return cudaGetLastError();
 }
 
@@ -110,7 +110,8 @@ cudaError_t combineExpertRows(const GroupedLayout& layout, std::int64_t tokens, 
 {
     if (k > kMaxCombineK || hidden % 4 != 0)
         return cudaErrorInvalidValue;
-    launchChained(combineKernel, dim3(unsigned(tokens)), dim3(kCombineThreads), 0, stream, layout.down, hidden, ids, weights, layout.pairPos, k, out);
+    launchChained(combineKernel, dim3(unsigned(tokens)), dim3(kCombineThreads), 0, stream,
+        layout.down, hidden, ids, weights, layout.pairPos, k, out);
     return cudaGetLastError();
 }
 

@@ -1,11 +1,11 @@
 // Router softmax and top-k on the device, one warp per token row, computed as the CPU's
 // ops::softmax (max, exp, a double sum, one float reciprocal) and ops::topK (largest first,
 // ties keep the lower index) so the chosen experts agree with the CPU's.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_experts.h"
 
 #include <climits>
 #include <cmath>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -102,7 +102,8 @@ cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t ex
     if (shared > 48 * 1024)
         return cudaErrorInvalidValue;
     const unsigned blocks = unsigned((tokens + kRouterWarps - 1) / kRouterWarps);
-    launchChained(routerTopKKernel, dim3(blocks), dim3(kRouterWarps * 32), shared, stream, logits, tokens, int(experts), k, renormalise, ids, weights);
+    launchChained(routerTopKKernel, dim3(blocks), dim3(kRouterWarps * 32), shared, stream, logits,
+        tokens, int(experts), k, renormalise, ids, weights);
     return cudaGetLastError();
 }
 

@@ -1,7 +1,7 @@
 // The shared expert's scalar sigmoid gate, and silu(gate) * x for its hidden rows (the
 // shared expert's own products are plain `linear` calls).
-#include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/chained_launch.cuh"
+#include "kernels/cuda/moe/moe_experts.h"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -55,7 +55,8 @@ cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t st
     if (n <= 0)
         return cudaSuccess;
     const std::int64_t blocks = (n + kThreads - 1) / kThreads;
-    launchChained(siluMulKernel, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kThreads), 0, stream, x, gate, n);
+    launchChained(siluMulKernel, dim3(unsigned(blocks < 4096 ? blocks : 4096)), dim3(kThreads), 0,
+        stream, x, gate, n);
     return cudaGetLastError();
 }
 
@@ -64,7 +65,8 @@ cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const 
 {
     if (tokens <= 0)
         return cudaSuccess;
-    launchChained(addGatedSharedExpertKernel, dim3(unsigned(tokens)), dim3(kThreads), 0, stream, x, gateWeight, down, hidden, out);
+    launchChained(addGatedSharedExpertKernel, dim3(unsigned(tokens)), dim3(kThreads), 0, stream, x,
+        gateWeight, down, hidden, out);
     return cudaGetLastError();
 }
 

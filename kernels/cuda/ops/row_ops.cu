@@ -1,12 +1,12 @@
 // Row kernels: one block per row for the norms and argmax (a row of the hidden state or of
 // the logits fits one block's loop), a grid-stride loop for the non-finite count.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/ops/row_ops.h"
 
 #include <cfloat>
 #include <climits>
 #include <cstdint>
 #include <cuda_runtime.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -94,9 +94,9 @@ __global__ void addRmsNormRowsKernel(
 // Quantize: the normed row also leaves as the integer products' int8 rows (row_ops.h); eight
 // neighbouring lanes hold one 32-value block.
 template <int V, bool Quantize>
-__global__ void __launch_bounds__(kRowThreads) addRmsNormRowsVectorKernel(float* hidden,
-    const float* delta, const float* w, std::int64_t n, float eps, float* normed,
-    std::int8_t* quantized, float4* scales)
+__global__ void __launch_bounds__(kRowThreads)
+    addRmsNormRowsVectorKernel(float* hidden, const float* delta, const float* w, std::int64_t n,
+        float eps, float* normed, std::int8_t* quantized, float4* scales)
 {
     chainedKernelEntry();
     const std::int64_t row = blockIdx.x;
@@ -154,7 +154,8 @@ __global__ void __launch_bounds__(kRowThreads) addRmsNormRowsVectorKernel(float*
             packed.w = q(r.w);
             reinterpret_cast<char4*>(quantized + row * n)[i] = packed;
             if ((i & 7) == 0)
-                scales[row * (n / 32) + i / 8] = make_float4(amax / 127.0f, 0.0f, blockSumValue, 0.0f);
+                scales[row * (n / 32) + i / 8]
+                    = make_float4(amax / 127.0f, 0.0f, blockSumValue, 0.0f);
         }
     }
 }
@@ -225,8 +226,8 @@ __device__ bool better(float v, int i, float bestV, int bestI)
 }
 
 // Scans x[r][first, last) into this block's best (value, index); every thread gets it.
-__device__ void blockBest(const float* row, std::int64_t first, std::int64_t last, float& bestV,
-    int& bestI)
+__device__ void blockBest(
+    const float* row, std::int64_t first, std::int64_t last, float& bestV, int& bestI)
 {
     __shared__ float sv[32];
     __shared__ int si[32];
@@ -319,7 +320,8 @@ cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, st
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
-    launchChained(rmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream, x, xStride, w, n, eps, out, outStride);
+    launchChained(rmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream, x, xStride,
+        w, n, eps, out, outStride);
     return cudaGetLastError();
 }
 
@@ -333,8 +335,8 @@ cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, st
         && aligned16(normed))
         return launchAddRmsNormVector<false>(
             perThread, rows, hidden, delta, w, n, eps, normed, nullptr, nullptr, stream);
-    return launchChained(addRmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0,
-        stream, hidden, delta, w, n, eps, normed);
+    return launchChained(addRmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream,
+        hidden, delta, w, n, eps, normed);
 }
 
 bool addRmsNormQuantizes(std::int64_t n)
@@ -363,7 +365,8 @@ cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t
 {
     if (count <= 0 || n <= 0)
         return cudaSuccess;
-    launchChained(gatherRowsKernel, dim3(unsigned(count)), dim3(kRowThreads), 0, stream, x, rows, n, out);
+    launchChained(
+        gatherRowsKernel, dim3(unsigned(count)), dim3(kRowThreads), 0, stream, x, rows, n, out);
     return cudaGetLastError();
 }
 
@@ -372,7 +375,8 @@ cudaError_t countNonFinite(const float* x, std::int64_t n, int* count, cudaStrea
     if (n <= 0)
         return cudaSuccess;
     const std::int64_t blocks = (n + kRowThreads * 8 - 1) / (kRowThreads * 8);
-    launchChained(countNonFiniteKernel, dim3(unsigned(blocks < 1024 ? blocks : 1024)), dim3(kRowThreads), 0, stream, x, n, count);
+    launchChained(countNonFiniteKernel, dim3(unsigned(blocks < 1024 ? blocks : 1024)),
+        dim3(kRowThreads), 0, stream, x, n, count);
     return cudaGetLastError();
 }
 

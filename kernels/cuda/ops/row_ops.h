@@ -3,10 +3,9 @@
 // Row-wise element kernels of the forward pass on f32 device rows. All functions enqueue on
 // `stream`, never synchronise, never allocate, and return the launch error.
 
+#include <cstdint>
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
-
-#include <cstdint>
 
 namespace cw::kernels::cuda {
 

@@ -1,5 +1,6 @@
 // Whole-row dequantization on the device: to f32 or bf16 (the prefill path's operands and the
 // tests' view of dequant8), embedding lookups, and the f32 -> bf16 activation copy.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/chunk_decode.cuh"
 #include "kernels/cuda/quant/dequant.cuh"
 #include "kernels/cuda/quant/quant_internal.h"
@@ -7,7 +8,6 @@
 
 #include <cstdint>
 #include <cuda_bf16.h>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda {
 namespace {
@@ -162,7 +162,8 @@ template <class Out> struct DequantizeRowsLaunch {
     cudaStream_t stream;
     template <TensorType Type> void operator()() const
     {
-        launchChained(dequantizeRowsKernel<Type, Out>, dim3(unsigned(count)), dim3(kThreads), 0, stream, w, rowStride, row0, cols, out);
+        launchChained(dequantizeRowsKernel<Type, Out>, dim3(unsigned(count)), dim3(kThreads), 0,
+            stream, w, rowStride, row0, cols, out);
     }
 };
 
@@ -175,7 +176,8 @@ struct GatherRowsLaunch {
     cudaStream_t stream;
     template <TensorType Type> void operator()() const
     {
-        launchChained(gatherRowsKernel<Type>, dim3(unsigned(count)), dim3(kThreads), 0, stream, w, rowStride, rows, cols, ids, out);
+        launchChained(gatherRowsKernel<Type>, dim3(unsigned(count)), dim3(kThreads), 0, stream, w,
+            rowStride, rows, cols, ids, out);
     }
 };
 
@@ -188,7 +190,8 @@ struct DequantizeChunksLaunch {
     template <TensorType Type> void operator()() const
     {
         if constexpr (kIsChunked<Type>)
-            launchChained(dequantizeChunksKernel<Type>, dim3(unsigned(rows)), dim3(kThreads), 0, stream, w, rowStride, cols, out);
+            launchChained(dequantizeChunksKernel<Type>, dim3(unsigned(rows)), dim3(kThreads), 0,
+                stream, w, rowStride, cols, out);
     }
 };
 
@@ -266,7 +269,8 @@ cudaError_t convertToBf16(const float* x, std::int64_t xStride, std::int64_t row
 {
     if (rows <= 0 || cols <= 0)
         return cudaSuccess;
-    launchChained(convertToBf16Kernel, dim3(unsigned(rows)), dim3(kThreads), 0, stream, x, xStride, cols, out);
+    launchChained(convertToBf16Kernel, dim3(unsigned(rows)), dim3(kThreads), 0, stream, x, xStride,
+        cols, out);
     return cudaGetLastError();
 }
 

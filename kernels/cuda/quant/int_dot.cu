@@ -1,12 +1,12 @@
 // Activation quantization for the integer products (int_dot.cuh): one warp per 32-value
 // block, one value per lane. Deterministic: every reduction is the same butterfly, and lane 0
 // writes the block's scales.
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/int_dot.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
 
 #include <cstddef>
 #include <cstdint>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 namespace {
@@ -93,9 +93,11 @@ cudaError_t quantizeRows(const float* x, std::int64_t xStride, std::int64_t rows
         at + alignUp(std::size_t(rows) * std::size_t(planes) * std::size_t(cols)));
     const dim3 grid(unsigned((cols / 32 + kQuantWarps - 1) / kQuantWarps), unsigned(rows));
     if (planes == 1)
-        launchChained(quantizeRowsKernel<1>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x, xStride, cols, q, s);
+        launchChained(quantizeRowsKernel<1>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x,
+            xStride, cols, q, s);
     else
-        launchChained(quantizeRowsKernel<2>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x, xStride, cols, q, s);
+        launchChained(quantizeRowsKernel<2>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x,
+            xStride, cols, q, s);
     out = QuantizedRows { q, s, planes };
     return cudaGetLastError();
 }

@@ -253,7 +253,8 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
     if (count < 1 || tokens < 0)
         return cudaErrorInvalidValue;
     for (int i = 0; i < count; ++i)
-        if (!outputs[i].w || !validMatrix(*outputs[i].w) || outputs[i].w->cols != outputs[0].w->cols)
+        if (!outputs[i].w || !validMatrix(*outputs[i].w)
+            || outputs[i].w->cols != outputs[0].w->cols)
             return cudaErrorInvalidValue;
     if (tokens == 0)
         return cudaSuccess;
@@ -272,7 +273,8 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
         anyInteger = anyInteger || integer[i];
     }
     if (anyInteger) {
-        QuantizedRows q { quantized ? quantized->q : nullptr, quantized ? quantized->s : nullptr, 1 };
+        QuantizedRows q { quantized ? quantized->q : nullptr, quantized ? quantized->s : nullptr,
+            1 };
         if (!quantized)
             if (const cudaError_t e
                 = quantizeRows(x, xStride, tokens, cols, 1, scratch.data, q, stream))

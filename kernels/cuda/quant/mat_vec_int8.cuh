@@ -12,11 +12,11 @@
 // meet in warp shuffles and a shared-memory sum over the warps, in a fixed order: the results
 // are deterministic.
 
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/int_dot.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
 
 #include <cstdint>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::int_dot {
 
@@ -153,7 +153,8 @@ cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
     }
     grid.count = a.targetCount;
     const int threads = 32 * warpsForUnits(a.cols / Unit<Type>::kValues);
-    launchChained(intMatVecKernel<Type, T, R>, dim3(unsigned(blocks)), dim3(threads), 0, a.stream, grid, a.cols, a.x.q, a.x.s);
+    launchChained(intMatVecKernel<Type, T, R>, dim3(unsigned(blocks)), dim3(threads), 0, a.stream,
+        grid, a.cols, a.x.q, a.x.s);
     return cudaGetLastError();
 }
 

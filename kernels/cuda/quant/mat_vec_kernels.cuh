@@ -15,6 +15,7 @@
 // shared-memory sum over the four warps. For 4..8 token rows of block types the tensor-core
 // kernel of mat_vec_mma.cuh is faster (launchMatVecT picks).
 
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/chunk_decode.cuh"
 #include "kernels/cuda/quant/dequant.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
@@ -22,7 +23,6 @@
 #include "kernels/cuda/quant/quant_products.h"
 
 #include <cstdint>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 
@@ -252,9 +252,11 @@ template <TensorType Type, int T, int R> cudaError_t launchMatVecTR(const MatVec
     if constexpr (kIsChunked<Type>) {
         const bool aligned16
             = (reinterpret_cast<std::uintptr_t>(a.w) & 15) == 0 && a.rowStride % 16 == 0;
-        launchChained(matVecChunkedKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, aligned16, xVector);
+        launchChained(matVecChunkedKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream,
+            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, aligned16, xVector);
     } else {
-        launchChained(matVecFloatKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, xVector);
+        launchChained(matVecFloatKernel<Type, T, R>, dim3(blocks), dim3(kMvThreads), 0, a.stream,
+            a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride, xVector);
     }
     return cudaGetLastError();
 }
@@ -282,7 +284,8 @@ template <TensorType Type, int T> cudaError_t launchMatVecT(const MatVecArgs& a)
         = aligned && (a.kernel == MatVecKernel::Mma || (a.kernel == MatVecKernel::Auto && autoMma));
     if (mma) {
         const unsigned blocks = unsigned((a.rows + kMmaRows - 1) / kMmaRows);
-        launchChained(matVecMmaKernel<Type, T>, dim3(blocks), dim3(kMmaThreads), 0, a.stream, a.w, a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride);
+        launchChained(matVecMmaKernel<Type, T>, dim3(blocks), dim3(kMmaThreads), 0, a.stream, a.w,
+            a.rowStride, a.rows, a.cols, a.x, a.xStride, a.y, a.yStride);
         return cudaGetLastError();
     }
     return matVecRowsPerBlock(a.rows) == 4 ? launchMatVecTR<Type, T, 4>(a)

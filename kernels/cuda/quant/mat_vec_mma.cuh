@@ -18,12 +18,12 @@
 // every column meets its activation exactly once. The 8 warps of a block split the
 // macro-blocks of the same 16 rows and meet in shared memory at the end.
 
+#include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/chunk_decode.cuh"
 #include "kernels/cuda/quant/dequant.cuh"
 
 #include <cstdint>
 #include <type_traits>
-#include "kernels/cuda/chained_launch.cuh"
 
 namespace cw::kernels::cuda::quant_detail {
 

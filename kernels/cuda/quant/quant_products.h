@@ -12,12 +12,11 @@
 #include "kernels/cuda/cuda_step.h"
 #include "kernels/tensor_type.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <vector_types.h>
-
-#include <cstddef>
-#include <cstdint>
 
 namespace cw::kernels::cuda {
 

@@ -286,7 +286,7 @@ TEST_F(QuantProducts, intMatVecMatchesCpuWithinInt8RoundingForEveryBlockType)
                 const Error e = runLinear(
                     w, host, tokens, GemmPrecision::BFloat16, m_rng, m_cublas, m_stream);
                 EXPECT_LT(e.relative, bound) << typeName(type) << " rows " << s.rows << " cols "
-                                            << s.cols << " tokens " << tokens;
+                                             << s.cols << " tokens " << tokens;
                 worst = std::max(worst, e.relative);
             }
         }
