@@ -205,9 +205,13 @@ private slots:
         auto looped
             = generateTests(endless, pytest(), kCode, "pricing.py", "python", m_sandbox, options);
         QVERIFY(looped.ok());
-        QVERIFY2(looped->rounds[0].verdicts[0].reason.startsWith("stopped: used its 3 s of CPU"),
-            qPrintable(looped->rounds[0].verdicts[0].reason));
-        QVERIFY(timer.elapsed() < 15000);
+        // The CPU limit, or on a machine too busy to give it 3 s of CPU in 10 s, the wall time.
+        const QString reason = looped->rounds[0].verdicts[0].reason;
+        QVERIFY2(reason.startsWith("stopped: used its 3 s of CPU")
+                || reason.startsWith("stopped: ran past the 10 s wall-time limit"),
+            qPrintable(reason));
+        QCOMPARE(looped->kept, 0);
+        QVERIFY(timer.elapsed() < 30000);
     }
 
     void answersThatAreNotTestsAreParsedOnce()
