@@ -230,7 +230,11 @@ int runTestgen(std::span<char*> args)
         else
             std::fprintf(stderr, "testgen: saved in the history as %lld\n", qlonglong(*saved));
     }
-    const QString result = report->keptTests.isEmpty() ? report->answer : report->keptTests;
+    // The kept tests; else the answer (a JSON skill's object indented, for people and jq).
+    const QString result = !report->keptTests.isEmpty() ? report->keptTests
+        : !report->answerJson.isEmpty()
+        ? QString::fromUtf8(QJsonDocument(report->answerJson).toJson(QJsonDocument::Indented))
+        : report->answer;
     if (!out.empty()) {
         if (auto written = writeOut(out, result); !written) {
             printError(written.error().message);
