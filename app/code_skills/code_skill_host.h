@@ -9,11 +9,11 @@ namespace cw {
 
 // Finds and loads code skills: one YAML or JSON file per skill (*.yaml, *.yml, *.json).
 // Folders searched, in order: the extra folders given, the user's skills folder
-// (~/.local/share/Clausewright/Clausewright/code_skills), the install folder (<prefix>/share/clausewright/code_skills
-// beside the executable) and the source tree's plugins/code_skills. A skill found in an
-// earlier folder hides a later one of the same name, so a user can replace a built-in skill.
-// A file that cannot be read or parsed is reported in errors() (file, line, problem) and
-// skipped; it never stops the others from loading.
+// (~/.local/share/Clausewright/Clausewright/code_skills), the install folder
+// (<prefix>/share/clausewright/code_skills beside the executable) and the source tree's
+// plugins/code_skills. A skill found in an earlier folder hides a later one of the same name, so a
+// user can replace a built-in skill. A file that cannot be read or parsed is reported in errors()
+// (file, line, problem) and skipped; it never stops the others from loading.
 class CodeSkillHost {
 public:
     explicit CodeSkillHost(QStringList extraFolders = {});

@@ -273,8 +273,9 @@ Result<TestGenerationReport> generateTests(SkillModel& model, const CodeSkill& s
         if (!answer && number == 1)
             return makeError(answer.error().message);
         if (!answer) { // what earlier rounds kept stays
-            report.problem = QStringLiteral("round %1: %2").arg(number).arg(
-                QString::fromStdString(answer.error().message));
+            report.problem = QStringLiteral("round %1: %2")
+                                 .arg(number)
+                                 .arg(QString::fromStdString(answer.error().message));
             break;
         }
         round.answer = answer->text;
