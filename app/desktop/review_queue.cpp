@@ -1,7 +1,6 @@
 #include "app/desktop/review_queue.h"
 
 #include "app/desktop/app_settings.h"
-#include "app/desktop/remote_key_store.h"
 
 #include <qcoro/qcorotask.h>
 
@@ -32,10 +31,9 @@ ReviewOptions ReviewQueue::effectiveOptions() const
         if (generation::backendsOf(remote.order).contains(generation::Backend::Remote)) {
             options.remote.baseUrl = remote.baseUrl;
             options.remote.model = remote.model;
-            // The key is read from the keyring (or its 0600 file) only when a review needs it.
-            auto key = RemoteKeyStore::read();
-            if (key)
-                options.remote.apiKey = *key;
+            // The key is read from the keyring (or its 0600 file) on the review's thread, when
+            // the server is asked: the UI thread never waits for the keyring.
+            options.remoteKeyFromStore = true;
         }
         if (hasModelBackend(options) && options.heads == QLatin1String("fast"))
             options.heads = QStringLiteral("all");

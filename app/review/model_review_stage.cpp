@@ -1,5 +1,6 @@
 #include "app/review/model_review_stage.h"
 
+#include "app/desktop/remote_key_store.h"
 #include "app/generation/local_generator.h"
 #include "app/generation/remote_generator.h"
 #include "app/llm_review/finding_merge.h"
@@ -53,8 +54,15 @@ Result<std::unique_ptr<generation::TextGenerator>> openBackend(
     if (which == generation::Backend::Remote) {
         if (!options.remote.isSet())
             return makeError("no remote server is set");
+        generation::RemoteServer server = options.remote;
+        if (options.remoteKeyFromStore) {
+            auto key = RemoteKeyStore::read();
+            if (!key)
+                return makeError("the remote server's API key: " + key.error().message);
+            server.apiKey = *key;
+        }
         return std::unique_ptr<generation::TextGenerator>(
-            std::make_unique<generation::RemoteGenerator>(options.remote));
+            std::make_unique<generation::RemoteGenerator>(server));
     }
     if (options.modelPath.isEmpty())
         return makeError("no local model is set");

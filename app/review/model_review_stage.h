@@ -22,6 +22,7 @@ struct ModelStageOptions {
     QString device = QStringLiteral("cpu");
     qint64 contextLength = 0;
     generation::RemoteServer remote;
+    bool remoteKeyFromStore = false;
     generation::BackendOrder order = generation::BackendOrder::LocalOnly;
 };
 

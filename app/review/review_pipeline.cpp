@@ -205,7 +205,7 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
             sessions = &ownSessions.emplace();
         const ModelStageOptions stageOptions { options.modelPath, options.heads,
             options.modelThreads, options.modelDevice, options.modelContext, options.remote,
-            options.backendOrder };
+            options.remoteKeyFromStore, options.backendOrder };
         auto staged = runModelStage(
             review, fastFindings, *playbook, stageOptions, *sessions, cancelled, events);
         if (!staged && options.heads == "llm")

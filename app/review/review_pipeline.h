@@ -32,6 +32,7 @@ struct ReviewOptions {
     qint64 modelContext = 0; // tokens per sequence; 0: the model's (capped on a GPU)
     // An OpenAI-compatible server for llm heads, and the order the two are tried in.
     generation::RemoteServer remote;
+    bool remoteKeyFromStore = false; // remote.apiKey is read from RemoteKeyStore when needed
     generation::BackendOrder backendOrder = generation::BackendOrder::LocalOnly;
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
