@@ -121,11 +121,11 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
     html += QStringLiteral(
         "<p><span style='background:%1;color:white;padding:2px 6px;'>&nbsp;%2&nbsp;</span>")
                 .arg(color, FindingsTableModel::riskLabel(finding.risk).toHtmlEscaped());
-    html += tr(" &nbsp;page %1 · confidence %2 % · %3")
-                .arg(finding.page)
-                .arg(qRound(finding.confidence * 100))
-                .arg(finding.source == QLatin1String("llm") ? tr("language model")
-                                                            : tr("fast head"));
+    html += tr(" &nbsp;page %1").arg(finding.page);
+    if (finding.confidence)
+        html += tr(" · confidence %1 %").arg(qRound(*finding.confidence * 100));
+    html += QStringLiteral(" · %1").arg(
+        finding.source == QLatin1String("llm") ? tr("language model") : tr("fast head"));
     if (finding.needsHumanReview)
         html += tr("<br/><b>The fast head and the language model disagree: please check.</b>");
     html += QStringLiteral("</p>");

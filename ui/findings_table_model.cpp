@@ -131,10 +131,15 @@ QVariant FindingsTableModel::data(const QModelIndex& index, int role) const
             return finding.start;
         break;
     case ConfidenceColumn:
+        // No calibration, no number: an empty cell rather than a made-up confidence.
         if (role == Qt::DisplayRole)
-            return QStringLiteral("%1 %").arg(qRound(finding.confidence * 100));
+            return finding.confidence
+                ? QStringLiteral("%1 %").arg(qRound(*finding.confidence * 100))
+                : QString();
         if (role == SortRole)
-            return finding.confidence;
+            return finding.confidence.value_or(-1.0);
+        if (role == Qt::ToolTipRole && !finding.confidence)
+            return tr("No calibrated confidence for this kind of finding");
         if (role == Qt::TextAlignmentRole)
             return int(Qt::AlignRight | Qt::AlignVCenter);
         break;

@@ -94,7 +94,7 @@ Result<QList<Finding>> FieldExtractorHead::find(
         f.clauseIndex = c.index;
         f.text = text;
         f.fields = fields;
-        f.confidence = 1.0;
+        // No confidence: the values are read by rules, which have no calibration.
         f.source = QStringLiteral("fast");
         f.rationale = QStringLiteral("values read from the clause text");
         out.append(f);

@@ -9,7 +9,8 @@ namespace cw::heads {
 
 namespace {
 constexpr quint32 kMagic = 0x4D435743; // "CWCM"
-constexpr quint32 kFormatVersion = 2;
+constexpr quint32 kFormatVersion = 3;
+constexpr quint32 kOldestFormat = 2; // no calibration
 constexpr quint32 kMaxCategories = 256;
 } // namespace
 
@@ -77,7 +78,9 @@ QByteArray ClauseModel::serialize() const
         << quint32(m_categories.size());
     for (const CategoryModel& c : m_categories) {
         out << c.category.toUtf8() << c.bias << c.presenceThreshold << c.cueThreshold
-            << c.spanThreshold << quint32(c.indices.size());
+            << c.spanThreshold << quint8(c.calibration.has_value())
+            << (c.calibration ? c.calibration->slope : 0.0f)
+            << (c.calibration ? c.calibration->intercept : 0.0f) << quint32(c.indices.size());
         for (size_t j = 0; j < c.indices.size(); ++j)
             out << quint32(c.indices[j]) << c.weights[j];
     }
@@ -94,9 +97,9 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
     in >> magic >> format >> features >> bits >> count;
     if (in.status() != QDataStream::Ok || magic != kMagic)
         return makeError(where + ": not a clause model file (bad magic)");
-    if (format != kFormatVersion)
+    if (format < kOldestFormat || format > kFormatVersion)
         return makeError(where + ": model format " + std::to_string(format) + ", expected "
-            + std::to_string(kFormatVersion));
+            + std::to_string(kOldestFormat) + " to " + std::to_string(kFormatVersion));
     if (features != kFeatureVersion)
         return makeError(where + ": model trained with feature version " + std::to_string(features)
             + ", this build uses " + std::to_string(kFeatureVersion)
@@ -110,8 +113,18 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
         CategoryModel c;
         QByteArray nameBytes;
         quint32 nnz = 0;
-        in >> nameBytes >> c.bias >> c.presenceThreshold >> c.cueThreshold >> c.spanThreshold
-            >> nnz;
+        in >> nameBytes >> c.bias >> c.presenceThreshold >> c.cueThreshold >> c.spanThreshold;
+        if (format >= 3) {
+            quint8 calibrated = 0;
+            PlattCalibration calibration;
+            in >> calibrated >> calibration.slope >> calibration.intercept;
+            if (calibrated > 1 || !std::isfinite(calibration.slope)
+                || !std::isfinite(calibration.intercept))
+                return makeError(where + ": bad calibration in category " + std::to_string(k));
+            if (calibrated)
+                c.calibration = calibration;
+        }
+        in >> nnz;
         if (in.status() != QDataStream::Ok)
             return makeError(where + ": truncated in category " + std::to_string(k));
         const qint64 left = bytes.size() - in.device()->pos();

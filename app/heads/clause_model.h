@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/heads/score_calibration.h"
 #include "app/heads/text_features.h"
 #include "engine/common/result.h"
 
@@ -7,6 +8,7 @@
 #include <QList>
 #include <QString>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace cw::heads {
@@ -15,19 +17,23 @@ namespace cw::heads {
 // thresholds chosen on held-out folds: the contract has the category when its best
 // candidate scores at least `presenceThreshold`, or its best candidate holding the
 // category's presence cue (presence_cues.h) scores at least `cueThreshold`; then every
-// candidate scoring at least `spanThreshold` (and the best one) is a finding.
+// candidate scoring at least `spanThreshold` (and the best one) is a finding. `calibration`
+// turns a finding's score into the probability that it is right, fitted on the same held-out
+// folds; none where too few held-out findings existed (the finding then has no confidence).
 struct CategoryModel {
     QString category;
     float bias = 0.0f;
     float presenceThreshold = 0.5f;
     float cueThreshold = 2.0f; // above 1: the cue plays no part
     float spanThreshold = 0.5f;
+    std::optional<PlattCalibration> calibration;
     std::vector<uint32_t> indices; // sorted
     std::vector<float> weights;
 };
 
 // The clause classifier's data file ("CWCM" binary, little-endian): a header with the
-// feature version and hash size, then the categories. Scoring uses an inverted index so a
+// feature version and hash size, then the categories (format 3 adds each category's
+// calibration; format 2 files load without one). Scoring uses an inverted index so a
 // candidate costs one pass over its features.
 class ClauseModel {
 public:

@@ -145,6 +145,27 @@ float bestSpanThreshold(const std::vector<PreparedContract>& contracts,
     return best;
 }
 
+// The (score, correct) pairs of the findings category `k` would report on the held-out
+// contracts with the thresholds of `c`, and Platt's fit to them.
+std::optional<PlattCalibration> fitCalibration(const std::vector<PreparedContract>& contracts,
+    const std::vector<HeldOutScores>& held, const CategoryModel& c, int k, int bit)
+{
+    std::vector<CalibrationSample> samples;
+    for (const HeldOutScores& h : held) {
+        const PreparedContract& p = contracts[size_t(h.contract)];
+        const PresenceDecision d = decidePresence(c, h.scores, k, p.cued[size_t(bit)]);
+        if (!d.present)
+            continue;
+        for (size_t i = 0; i < h.scores.size(); ++i) {
+            const float s = h.scores[i][size_t(k)];
+            if (int(i) != d.top && (d.byCue || s < c.spanThreshold))
+                continue;
+            samples.push_back({ s, bool((p.labels[i] >> bit) & 1u) });
+        }
+    }
+    return fitPlatt(samples);
+}
+
 } // namespace
 
 ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedContract>& contracts,
@@ -167,6 +188,7 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
         }
         choosePresence(categories[k], evidence);
         categories[k].spanThreshold = bestSpanThreshold(contracts, held, categories[k], k, bit);
+        categories[k].calibration = fitCalibration(contracts, held, categories[k], k, bit);
     }
     return ClauseModel(model.hashBits(), std::move(categories));
 }

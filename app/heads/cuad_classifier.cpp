@@ -127,7 +127,9 @@ QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
             f.end = cand.end;
             f.clauseIndex = cand.clauseIndex;
             f.text = text.mid(cand.start, cand.end - cand.start);
-            f.confidence = double(s);
+            f.score = double(s);
+            if (c.calibration)
+                f.confidence = c.calibration->probability(s);
             f.source = QStringLiteral("fast");
             f.rationale = presence.byCue
                 ? QStringLiteral("clause classifier score %1 with the category's wording "

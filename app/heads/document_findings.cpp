@@ -14,14 +14,15 @@ const QSet<QString>& documentLevelCategories()
 namespace {
 
 Finding makeFinding(const QString& text, const QString& category, qsizetype start, qsizetype end,
-    double confidence, const QString& rationale)
+    double score, const QString& rationale)
 {
+    // Rules have no calibration, so the finding carries a rank, not a confidence.
     Finding f;
     f.category = category;
     f.start = start;
     f.end = end;
     f.text = text.mid(start, end - start);
-    f.confidence = confidence;
+    f.score = score;
     f.source = QStringLiteral("fast");
     f.rationale = rationale;
     return f;

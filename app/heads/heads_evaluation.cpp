@@ -11,6 +11,7 @@
 #include <QRegularExpression>
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 
 namespace cw::heads {
 
@@ -71,7 +72,12 @@ QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
             f.end = c.end;
             f.text = text.mid(c.start, c.end - c.start);
             f.clauseIndex = c.clauseIndex;
-            f.confidence = lawIndex >= 0 ? double(lawScores[size_t(choice.candidate)]) : 0.6;
+            if (lawIndex >= 0) {
+                const float s = lawScores[size_t(choice.candidate)];
+                f.score = double(s);
+                if (const auto& calibration = model.categories()[lawIndex].calibration)
+                    f.confidence = calibration->probability(s);
+            }
             f.source = QStringLiteral("fast");
             f.rationale = QStringLiteral("names the law that governs the contract");
             const QJsonObject more = fieldsForFinding(f.category, f.text);
@@ -94,8 +100,8 @@ QString governingLawOf(const QList<Finding>& findings)
             continue;
         if (f.fields.value("governing").toBool())
             return f.fields.value("law").toString();
-        if (f.confidence > best) {
-            best = f.confidence;
+        if (f.score > best) {
+            best = f.score;
             law = f.fields.value("law").toString();
         }
     }
@@ -168,6 +174,142 @@ FoldModels fitFoldModels(const std::vector<PreparedContract>& prepared, int fold
 
 } // namespace
 
+namespace {
+
+// Runs the fast heads of `model` on one held-out contract exactly as a review does (the
+// refiner, when there is one, after them) and adds its scores to `result`.
+Result<void> scoreContractInto(EvaluationResult& result, const ClauseModel& model,
+    const PreparedContract& p, const std::function<void(const QString&)>& log,
+    const FindingsRefiner& refine, double& totalMs)
+{
+    const QStringList& names = cuadCategories();
+    const QString& text = p.source->text;
+    QElapsedTimer timer;
+    timer.start();
+    // Recompute features as a review would, to time the whole path honestly.
+    const QList<ClauseCandidate> candidates = buildCandidates(text, {});
+    const auto scores = scoreCandidates(model, text, candidates);
+    QList<Finding> findings = fastFindings(model, text, candidates, scores);
+    totalMs += double(timer.nsecsElapsed()) / 1e6;
+    if (refine) {
+        auto refined = refine(*p.source, findings);
+        if (!refined)
+            return makeError(p.source->id.toStdString() + ": " + refined.error().message);
+        findings = std::move(*refined);
+    }
+    for (int k = 0; k < names.size(); ++k) {
+        CategoryScore& s = result.categories[k];
+        QList<const Finding*> mine;
+        for (const Finding& f : findings) {
+            if (f.category == names[k])
+                mine.append(&f);
+        }
+        const bool gold = (p.present >> k) & 1u;
+        const bool predicted = !mine.isEmpty();
+        s.truePositives += gold && predicted;
+        s.falsePositives += !gold && predicted;
+        s.falseNegatives += gold && !predicted;
+        const auto spans = p.source->spans.value(names[k]);
+        s.spanGold += spans.size();
+        s.spanPredicted += mine.size();
+        for (const Finding* f : mine) {
+            bool ok = false;
+            for (const auto& [gs, ge] : spans)
+                ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
+            s.spanCorrect += ok;
+            if (!f->confidence) {
+                ++result.uncalibratedFindings;
+                continue;
+            }
+            const double c = *f->confidence;
+            const size_t bin = std::min<size_t>(9, size_t(c * 10.0));
+            ++result.calibratedFindings;
+            result.brier += (c - double(ok)) * (c - double(ok));
+            result.meanConfidence += c;
+            result.shareRight += double(ok);
+            result.binConfidence[bin] += c;
+            result.binRight[bin] += double(ok);
+            ++result.binCount[bin];
+        }
+        for (const auto& [gs, ge] : spans) {
+            bool ok = false;
+            for (const Finding* f : mine)
+                ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
+            s.spanFound += ok;
+        }
+    }
+    const QString goldLaw = p.source->answers.value("Governing Law").trimmed();
+    const QString law = governingLawOf(findings);
+    if (!goldLaw.isEmpty()) {
+        ++result.lawScored;
+        const bool ok = jurisdictionMatches(goldLaw, law);
+        result.lawCorrect += ok;
+        if (!ok && log)
+            log(QStringLiteral("law: %1: gold '%2', found '%3'").arg(p.source->id, goldLaw, law));
+    } else {
+        ++result.lawAbsent;
+        result.lawAbsentCorrect += law.isEmpty();
+    }
+    for (const QString& category :
+        { QStringLiteral("Agreement Date"), QStringLiteral("Effective Date") }) {
+        const auto goldDate = parseShortDate(p.source->answers.value(category));
+        if (!goldDate)
+            continue;
+        QString got;
+        for (const Finding& f : findings) {
+            if (f.category == category && f.fields.contains("date")) {
+                got = f.fields.value("date").toString();
+                break;
+            }
+        }
+        const bool ok = got == goldDate->toString(Qt::ISODate);
+        if (!ok && log)
+            log(QStringLiteral("date: %1: %2 gold %3, found '%4'")
+                    .arg(p.source->id, category, goldDate->toString(Qt::ISODate), got));
+        if (category == "Agreement Date") {
+            ++result.agreementScored;
+            result.agreementCorrect += ok;
+        } else {
+            ++result.effectiveScored;
+            result.effectiveCorrect += ok;
+        }
+    }
+    return {};
+}
+
+// The totals of `result` from its per-category counts.
+void finishEvaluation(EvaluationResult& result, double totalMs)
+{
+    long predicted = 0, correct = 0, gold = 0, found = 0;
+    double sumF1 = 0.0;
+    for (const CategoryScore& s : result.categories) {
+        sumF1 += s.f1();
+        predicted += s.spanPredicted, correct += s.spanCorrect, gold += s.spanGold,
+            found += s.spanFound;
+    }
+    result.macroF1 = sumF1 / double(result.categories.size());
+    result.spanPrecision = predicted ? double(correct) / double(predicted) : 0.0;
+    result.spanRecall = gold ? double(found) / double(gold) : 0.0;
+    result.spanF1 = result.spanPrecision + result.spanRecall > 0
+        ? 2 * result.spanPrecision * result.spanRecall / (result.spanPrecision + result.spanRecall)
+        : 0.0;
+    result.millisecondsPerContract
+        = result.contracts == 0 ? 0.0 : totalMs / double(result.contracts);
+    if (result.calibratedFindings > 0) {
+        const double n = double(result.calibratedFindings);
+        result.brier /= n;
+        result.meanConfidence /= n;
+        result.shareRight /= n;
+        for (size_t b = 0; b < result.binCount.size(); ++b) {
+            if (result.binCount[b] > 0)
+                result.expectedCalibrationError
+                    += std::abs(result.binConfidence[b] - result.binRight[b]) / n;
+        }
+    }
+}
+
+} // namespace
+
 Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts, int folds,
     const TrainingOptions& options, const std::function<void(const QString&)>& log,
     const FindingsRefiner& refine, int limit)
@@ -189,110 +331,42 @@ Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts,
         log(QStringLiteral("fitted %1 models in %2 s")
                 .arg(folds * (folds + 1) / 2)
                 .arg(double(clock.elapsed()) / 1000.0, 0, 'f', 1));
-    const QStringList& names = cuadCategories();
-    for (const QString& n : names)
+    for (const QString& n : cuadCategories())
         result.categories.append(CategoryScore { n });
     double totalMs = 0.0;
     for (int fold = 0; fold < folds; ++fold) {
         const ClauseModel model = withThresholds(models.outer[size_t(fold)], prepared,
             models.heldOut[size_t(fold)], options.presenceCues);
         for (int i = fold; i < scored; i += folds) {
-            const PreparedContract& p = prepared[size_t(i)];
-            const QString& text = p.source->text;
-            QElapsedTimer timer;
-            timer.start();
-            // Recompute features as a review would, to time the whole path honestly.
-            const QList<ClauseCandidate> candidates = buildCandidates(text, {});
-            const auto scores = scoreCandidates(model, text, candidates);
-            QList<Finding> findings = fastFindings(model, text, candidates, scores);
-            totalMs += double(timer.nsecsElapsed()) / 1e6;
-            if (refine) {
-                auto refined = refine(*p.source, findings);
-                if (!refined)
-                    return makeError(p.source->id.toStdString() + ": " + refined.error().message);
-                findings = std::move(*refined);
-            }
-            for (int k = 0; k < names.size(); ++k) {
-                CategoryScore& s = result.categories[k];
-                QList<const Finding*> mine;
-                for (const Finding& f : findings) {
-                    if (f.category == names[k])
-                        mine.append(&f);
-                }
-                const bool gold = (p.present >> k) & 1u;
-                const bool predicted = !mine.isEmpty();
-                s.truePositives += gold && predicted;
-                s.falsePositives += !gold && predicted;
-                s.falseNegatives += gold && !predicted;
-                const auto spans = p.source->spans.value(names[k]);
-                s.spanGold += spans.size();
-                s.spanPredicted += mine.size();
-                for (const Finding* f : mine) {
-                    bool ok = false;
-                    for (const auto& [gs, ge] : spans)
-                        ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
-                    s.spanCorrect += ok;
-                }
-                for (const auto& [gs, ge] : spans) {
-                    bool ok = false;
-                    for (const Finding* f : mine)
-                        ok = ok || spansMatch(p.nonSpace, f->start, f->end, gs, ge);
-                    s.spanFound += ok;
-                }
-            }
-            const QString goldLaw = p.source->answers.value("Governing Law").trimmed();
-            const QString law = governingLawOf(findings);
-            if (!goldLaw.isEmpty()) {
-                ++result.lawScored;
-                const bool ok = jurisdictionMatches(goldLaw, law);
-                result.lawCorrect += ok;
-                if (!ok && log)
-                    log(QStringLiteral("law: %1: gold '%2', found '%3'")
-                            .arg(p.source->id, goldLaw, law));
-            } else {
-                ++result.lawAbsent;
-                result.lawAbsentCorrect += law.isEmpty();
-            }
-            for (const QString& category :
-                { QStringLiteral("Agreement Date"), QStringLiteral("Effective Date") }) {
-                const auto goldDate = parseShortDate(p.source->answers.value(category));
-                if (!goldDate)
-                    continue;
-                QString got;
-                for (const Finding& f : findings) {
-                    if (f.category == category && f.fields.contains("date")) {
-                        got = f.fields.value("date").toString();
-                        break;
-                    }
-                }
-                const bool ok = got == goldDate->toString(Qt::ISODate);
-                if (!ok && log)
-                    log(QStringLiteral("date: %1: %2 gold %3, found '%4'")
-                            .arg(p.source->id, category, goldDate->toString(Qt::ISODate), got));
-                if (category == "Agreement Date") {
-                    ++result.agreementScored;
-                    result.agreementCorrect += ok;
-                } else {
-                    ++result.effectiveScored;
-                    result.effectiveCorrect += ok;
-                }
-            }
+            if (auto ok
+                = scoreContractInto(result, model, prepared[size_t(i)], log, refine, totalMs);
+                !ok)
+                return ok.error();
         }
     }
-    long predicted = 0, correct = 0, gold = 0, found = 0;
-    double sumF1 = 0.0;
-    for (const CategoryScore& s : result.categories) {
-        sumF1 += s.f1();
-        predicted += s.spanPredicted, correct += s.spanCorrect, gold += s.spanGold,
-            found += s.spanFound;
+    finishEvaluation(result, totalMs);
+    return result;
+}
+
+Result<EvaluationResult> evaluateTrainedModel(const QList<LabelledContract>& contracts,
+    const ClauseModel& model, int threads, const std::function<void(const QString&)>& log,
+    const FindingsRefiner& refine, int limit)
+{
+    EvaluationResult result;
+    const int scored = limit > 0 ? std::min(limit, int(contracts.size())) : int(contracts.size());
+    result.contracts = scored;
+    result.folds = 0;
+    const std::vector<PreparedContract> prepared
+        = prepareContracts(contracts, model.hashBits(), threads);
+    for (const QString& n : cuadCategories())
+        result.categories.append(CategoryScore { n });
+    double totalMs = 0.0;
+    for (int i = 0; i < scored; ++i) {
+        if (auto ok = scoreContractInto(result, model, prepared[size_t(i)], log, refine, totalMs);
+            !ok)
+            return ok.error();
     }
-    result.macroF1 = sumF1 / double(result.categories.size());
-    result.spanPrecision = predicted ? double(correct) / double(predicted) : 0.0;
-    result.spanRecall = gold ? double(found) / double(gold) : 0.0;
-    result.spanF1 = result.spanPrecision + result.spanRecall > 0
-        ? 2 * result.spanPrecision * result.spanRecall / (result.spanPrecision + result.spanRecall)
-        : 0.0;
-    result.millisecondsPerContract = scored == 0 ? 0.0 : totalMs / double(scored);
+    finishEvaluation(result, totalMs);
     return result;
 }
 
@@ -326,7 +400,10 @@ QString EvaluationResult::table() const
                    .arg(sr, 5, 'f', 2)
                    .arg(sf, 5, 'f', 2);
     }
-    out += QStringLiteral("\n%1 contracts, %2-fold cross-validation\n").arg(contracts).arg(folds);
+    out += folds > 0
+        ? QStringLiteral("\n%1 contracts, %2-fold cross-validation\n").arg(contracts).arg(folds)
+        : QStringLiteral("\n%1 contracts, scored with a trained model (no training)\n")
+              .arg(contracts);
     out += QStringLiteral("contract-level macro-F1 (41 categories): %1\n").arg(macroF1, 0, 'f', 3);
     out += QStringLiteral("span-level micro P/R/F1: %1 / %2 / %3\n")
                .arg(spanPrecision, 0, 'f', 3)
@@ -346,6 +423,14 @@ QString EvaluationResult::table() const
                .arg(effectiveCorrect)
                .arg(effectiveScored)
                .arg(effectiveScored ? double(effectiveCorrect) / effectiveScored : 0.0, 0, 'f', 3);
+    out += QStringLiteral("confidence: %1 findings with one (mean %2, right %3, Brier %4, "
+                          "ECE %5); %6 without (no calibration)\n")
+               .arg(calibratedFindings)
+               .arg(meanConfidence, 0, 'f', 3)
+               .arg(shareRight, 0, 'f', 3)
+               .arg(brier, 0, 'f', 3)
+               .arg(expectedCalibrationError, 0, 'f', 3)
+               .arg(uncalibratedFindings);
     out += QStringLiteral("fast heads: %1 ms per contract (features, classifier, extractors)\n")
                .arg(millisecondsPerContract, 0, 'f', 1);
     return out;
@@ -370,7 +455,10 @@ QJsonObject EvaluationResult::toJson() const
             agreementScored ? double(agreementCorrect) / agreementScored : 0.0 },
         { "effective_date_accuracy",
             effectiveScored ? double(effectiveCorrect) / effectiveScored : 0.0 },
-        { "ms_per_contract", millisecondsPerContract }, { "categories", perCategory } };
+        { "ms_per_contract", millisecondsPerContract },
+        { "calibrated_findings", calibratedFindings },
+        { "uncalibrated_findings", uncalibratedFindings }, { "confidence_brier", brier },
+        { "confidence_ece", expectedCalibrationError }, { "categories", perCategory } };
 }
 
 } // namespace cw::heads

@@ -6,6 +6,7 @@
 #include <QJsonObject>
 #include <QString>
 #include <functional>
+#include <vector>
 
 namespace cw::heads {
 
@@ -29,6 +30,15 @@ struct EvaluationResult {
     int agreementScored = 0, agreementCorrect = 0;
     int effectiveScored = 0, effectiveCorrect = 0;
     double millisecondsPerContract = 0.0; // classify + extract, features included
+    // How honest the confidences are, over the classifier's findings that carry one (right:
+    // the span matches a gold span of its category): the mean squared error (Brier) and the
+    // expected calibration error over ten equal-width bins (|mean confidence - share right|,
+    // weighted by the bin's findings). Findings without a confidence are only counted.
+    int calibratedFindings = 0, uncalibratedFindings = 0;
+    double brier = 0.0, expectedCalibrationError = 0.0;
+    double meanConfidence = 0.0, shareRight = 0.0;
+    std::vector<double> binConfidence = std::vector<double>(10), binRight = std::vector<double>(10);
+    std::vector<int> binCount = std::vector<int>(10);
 
     QString table() const;
     QJsonObject toJson() const;
@@ -46,6 +56,13 @@ using FindingsRefiner = std::function<Result<QList<Finding>>(
 // refiner, only the first `limit` contracts (0: all) are scored, each through the refiner.
 Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts, int folds,
     const TrainingOptions& options, const std::function<void(const QString&)>& log = {},
+    const FindingsRefiner& refine = {}, int limit = 0);
+
+// The fast heads of an already trained `model` (the shipped one, say) scored on every contract
+// (the first `limit`, 0: all) without any training: the figure for contracts the model and
+// its rules never saw. `folds` of the result is 0.
+Result<EvaluationResult> evaluateTrainedModel(const QList<LabelledContract>& contracts,
+    const ClauseModel& model, int threads = 0, const std::function<void(const QString&)>& log = {},
     const FindingsRefiner& refine = {}, int limit = 0);
 
 // The findings the fast heads report for one contract (classifier + document-level rules +

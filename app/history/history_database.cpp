@@ -259,7 +259,7 @@ Result<void> HistoryDatabase::saveFindings(qint64 reviewId, const QList<Finding>
             .bind(7, f.page)
             .bind(8, f.text)
             .bind(9, compactJson(f.fields))
-            .bind(10, f.confidence)
+            .bind(10, f.confidence.value_or(-1.0)) // -1: no calibrated confidence
             .bind(11, riskName(f.risk))
             .bind(12, f.ruleId)
             .bind(13, f.rationale)
@@ -413,7 +413,8 @@ Result<void> HistoryDatabase::loadFindings(qint64 reviewId, Review& review)
         f.page = query.integer(4);
         f.text = query.text(5);
         f.fields = parseObject(query.text(6));
-        f.confidence = query.real(7);
+        if (const double confidence = query.real(7); confidence >= 0.0)
+            f.confidence = confidence;
         f.risk = riskFromName(query.text(8));
         f.ruleId = query.text(9);
         f.rationale = query.text(10);

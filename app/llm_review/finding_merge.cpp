@@ -71,7 +71,10 @@ QList<Finding> mergeFindings(const QList<Finding>& fastFindings, const ModelRevi
                         if (!merged.fields.contains(it.key()))
                             merged.fields.insert(it.key(), it.value());
                     }
-                    merged.confidence = std::max(found.confidence, out[match].confidence);
+                    if (!merged.confidence
+                        || (out[match].confidence && *out[match].confidence > *merged.confidence))
+                        merged.confidence = out[match].confidence;
+                    merged.score = std::max(found.score, out[match].score);
                     out[match] = merged;
                     agreed.insert(match);
                 } else {

@@ -69,7 +69,7 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
             const Finding* fast = nullptr;
             for (const Finding& f : fastFindings) {
                 if (f.category == v.category && f.start < p->end && f.end > p->start
-                    && (!fast || f.confidence > fast->confidence))
+                    && (!fast || f.score > fast->score))
                     fast = &f;
             }
             Finding f;
@@ -80,9 +80,13 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
             f.page = document.pageAt(f.start);
             f.text = document.text.mid(f.start, f.end - f.start);
             f.fields = v.fields;
-            // Where the fast head agrees the finding is well supported; alone, the model's
-            // word is a lead to check.
-            f.confidence = fast ? std::max(0.9, fast->confidence) : 0.6;
+            // The model's answers have no calibration: where the fast head found the same
+            // clause its calibrated confidence (if any) carries over; alone, the model's word
+            // is a lead to check and shows no confidence.
+            if (fast) {
+                f.confidence = fast->confidence;
+                f.score = fast->score;
+            }
             f.risk = v.risk;
             f.rationale = answer.note;
             f.source = QStringLiteral("llm");

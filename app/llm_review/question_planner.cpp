@@ -126,7 +126,7 @@ QuestionPlan planQuestions(const Document& document, const QList<Clause>& clause
         byCategory[f.category].append(&f);
     for (auto& list : byCategory) {
         std::stable_sort(list.begin(), list.end(),
-            [](const Finding* a, const Finding* b) { return a->confidence > b->confidence; });
+            [](const Finding* a, const Finding* b) { return a->score > b->score; });
     }
 
     PassageTable table(document, clauses);

@@ -35,7 +35,7 @@ QByteArray reviewFindingsToCsv(const Review& review)
             QString::number(f.page), clause,
             QString::number(review.document.codePointOffset(f.start)),
             QString::number(review.document.codePointOffset(f.end)),
-            QString::number(f.confidence, 'f', 3), f.ruleId, f.source,
+            f.confidence ? QString::number(*f.confidence, 'f', 3) : QString(), f.ruleId, f.source,
             f.needsHumanReview ? QStringLiteral("yes") : QStringLiteral("no"),
             f.userEdited ? QStringLiteral("yes") : QStringLiteral("no"),
             f.userEdited ? f.originalCategory : QString(),

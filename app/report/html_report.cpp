@@ -108,10 +108,11 @@ QByteArray reviewToHtml(const Review& review)
         for (const int i : findings) {
             const Finding& f = review.findings[i];
             h += QStringLiteral("<div class=\"finding %1\">\n<strong>%2</strong> %3 "
-                                "<span class=\"note\">page %4 · confidence %5 · %6%7</span>\n")
+                                "<span class=\"note\">page %4%5 · %6%7</span>\n")
                      .arg(riskName(f.risk), esc(f.category), riskBadge(f.risk))
                      .arg(f.page)
-                     .arg(f.confidence, 0, 'f', 2)
+                     .arg(f.confidence ? QStringLiteral(" · ") + report::confidenceText(f)
+                                       : QString())
                      .arg(esc(f.source),
                          f.needsHumanReview ? QStringLiteral(" · needs human review") : QString());
             h += QStringLiteral("<blockquote>%1</blockquote>\n").arg(esc(f.text));

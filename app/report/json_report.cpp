@@ -91,10 +91,10 @@ QJsonObject findingJson(const Finding& finding, const OffsetConverter& offsets)
         { "start", offsets.toCodePoints(finding.start) },
         { "end", offsets.toCodePoints(finding.end) }, { "page", finding.page },
         { "text", finding.text }, { "fields", finding.fields },
-        { "confidence", finding.confidence }, { "risk", riskName(finding.risk) },
-        { "rule", finding.ruleId }, { "rationale", finding.rationale },
-        { "source", finding.source }, { "needs_human_review", finding.needsHumanReview },
-        { "user_edit", edit } };
+        { "confidence", finding.confidence ? QJsonValue(*finding.confidence) : QJsonValue() },
+        { "risk", riskName(finding.risk) }, { "rule", finding.ruleId },
+        { "rationale", finding.rationale }, { "source", finding.source },
+        { "needs_human_review", finding.needsHumanReview }, { "user_edit", edit } };
 }
 
 } // namespace
@@ -207,7 +207,8 @@ Result<Review> reviewFromJson(const QByteArray& json)
         finding.page = object.value("page").toInt();
         finding.text = object.value("text").toString();
         finding.fields = object.value("fields").toObject();
-        finding.confidence = object.value("confidence").toDouble();
+        if (const QJsonValue confidence = object.value("confidence"); confidence.isDouble())
+            finding.confidence = confidence.toDouble();
         finding.risk = riskFromName(object.value("risk").toString());
         finding.ruleId = object.value("rule").toString();
         finding.rationale = object.value("rationale").toString();

@@ -92,10 +92,11 @@ QByteArray reviewToMarkdown(const Review& review)
         }
         for (const int i : findings) {
             const Finding& f = review.findings[i];
-            md += QStringLiteral("- **%1** — risk **%2**, page %3, confidence %4%5\n")
+            md += QStringLiteral("- **%1** — risk **%2**, page %3%4%5\n")
                       .arg(inlineText(f.category), report::riskLabel(f.risk))
                       .arg(f.page)
-                      .arg(f.confidence, 0, 'f', 2)
+                      .arg(f.confidence ? QStringLiteral(", ") + report::confidenceText(f)
+                                        : QString())
                       .arg(f.needsHumanReview ? QStringLiteral(", needs human review") : QString());
             md += QStringLiteral("  > %1\n").arg(inlineText(f.text));
             if (!f.fields.isEmpty())

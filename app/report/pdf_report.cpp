@@ -106,11 +106,13 @@ QString pdfHtml(const Review& review, const QString& generated)
             const Finding& f = review.findings[i];
             h += QStringLiteral("<table border=\"1\" cellpadding=\"4\" cellspacing=\"0\" "
                                 "width=\"100%\"><tr><td width=\"45%\"><b>%1</b></td>%2"
-                                "<td>page %3</td><td>confidence %4%5</td></tr>")
+                                "<td>page %3</td><td>%4</td></tr>")
                      .arg(esc(f.category), riskCell(f.risk))
                      .arg(f.page)
-                     .arg(f.confidence, 0, 'f', 2)
-                     .arg(f.needsHumanReview ? QStringLiteral(", needs human review") : QString());
+                     .arg(report::confidenceText(f)
+                         + (!f.needsHumanReview ? QString()
+                                 : f.confidence ? QStringLiteral(", needs human review")
+                                                : QStringLiteral("needs human review")));
             h += QStringLiteral("<tr><td colspan=\"4\"><i>%1</i></td></tr>").arg(esc(f.text));
             if (!f.fields.isEmpty())
                 h += QStringLiteral("<tr><td colspan=\"4\">Fields: %1</td></tr>")

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -67,6 +68,40 @@ Result<QByteArray> renderReport(const Review& review, ReportFormat format)
     return reviewFindingsToCsv(review);
 }
 
+namespace {
+
+// The process's file-creation mask, read without changing it: umask(2) can only be read by
+// setting it, and setting it is process-wide, so a thread creating a file meanwhile would get
+// the wrong mode. Linux reports it in /proc/self/status (since 4.7); where it cannot be read
+// the report is private to its owner.
+std::optional<mode_t> currentUmask()
+{
+    QFile status(QStringLiteral("/proc/self/status"));
+    if (!status.open(QIODevice::ReadOnly))
+        return std::nullopt;
+    for (const QByteArray& line : status.readAll().split('\n')) {
+        if (line.startsWith("Umask:")) {
+            bool ok = false;
+            const uint mask = line.mid(6).trimmed().toUInt(&ok, 8);
+            if (ok && mask <= 0777)
+                return mode_t(mask);
+        }
+    }
+    return std::nullopt;
+}
+
+mode_t reportFileMode(const QString& path)
+{
+    // A report written over an existing file keeps that file's permissions.
+    struct stat existing { };
+    if (::stat(QFile::encodeName(path).constData(), &existing) == 0 && S_ISREG(existing.st_mode))
+        return existing.st_mode & 0777;
+    const std::optional<mode_t> mask = currentUmask();
+    return mask ? (0666 & ~*mask) : 0600;
+}
+
+} // namespace
+
 Result<void> writeFileAtomically(const QString& path, const QByteArray& bytes)
 {
     // By hand rather than QSaveFile: Qt 6.4's QSaveFile commits a truncated file when a write
@@ -91,9 +126,7 @@ Result<void> writeFileAtomically(const QString& path, const QByteArray& bytes)
         ::unlink(temp.constData());
         return makeError(name + ": " + what + ": " + reason);
     };
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    if (::fchmod(fd, 0666 & ~mask) != 0)
+    if (::fchmod(fd, reportFileMode(path)) != 0)
         return fail("cannot set permissions");
     qsizetype done = 0;
     while (done < bytes.size()) {

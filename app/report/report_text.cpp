@@ -149,4 +149,10 @@ QString fieldsLine(const Finding& finding)
     return parts.join(QStringLiteral("; "));
 }
 
+QString confidenceText(const Finding& finding)
+{
+    return finding.confidence ? QStringLiteral("confidence %1").arg(*finding.confidence, 0, 'f', 2)
+                              : QString();
+}
+
 } // namespace cw::report

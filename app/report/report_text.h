@@ -33,4 +33,7 @@ ReviewSummary effectiveSummary(const Review& review);
 // A compact one-line "key: value; key: value" rendering of a finding's fields.
 QString fieldsLine(const Finding& finding);
 
+// "confidence 0.83" (calibrated), or empty where the finding has no calibrated confidence.
+QString confidenceText(const Finding& finding);
+
 } // namespace cw::report

@@ -8,6 +8,7 @@
 #include <QSizeF>
 #include <QString>
 #include <QStringList>
+#include <optional>
 
 namespace cw {
 
@@ -91,7 +92,11 @@ struct Finding {
     int clauseIndex = -1;
     QString text;
     QJsonObject fields; // extracted values: {"law": "Delaware"}, {"days": 60}, ...
-    double confidence = 0.0; // 0..1
+    // The probability that the finding is right, calibrated on held-out contracts; none where
+    // the head has no calibration (rules, extracted fields, the model's answers): then no
+    // confidence is shown.
+    std::optional<double> confidence;
+    double score = 0.0; // the head's own score, to rank its findings; not a probability
     Risk risk = Risk::None;
     QString ruleId; // the playbook rule that set the risk, empty if none fired
     QString rationale; // why: the rule's message or the model's note

@@ -48,10 +48,11 @@ cw::Result<QList<cw::Finding>> modelFindings(cw::llm::LlmSession& session,
 int runEvalHeads(std::span<char*> args)
 {
     CLI::App app { "Cross-validate the clause heads on labelled contracts", "eval-heads" };
-    std::string data;
+    std::vector<std::string> data;
     std::string heads = "fast";
     int folds = 5;
-    app.add_option("--data", data, "labelled contracts, JSON Lines (.jsonl or .jsonl.xz)")
+    app.add_option("--data", data,
+           "labelled contracts, JSON Lines (.jsonl or .jsonl.xz); several files are joined")
         ->required();
     std::string modelPath, device = "cpu";
     int limit = 0;
@@ -62,6 +63,10 @@ int runEvalHeads(std::span<char*> args)
     app.add_option("--limit", limit, "score only the first N contracts (the model is slow)")
         ->check(CLI::Range(0, 1000000));
     app.add_option("--folds", folds, "number of folds")->check(CLI::Range(2, 20));
+    std::string classifier;
+    app.add_option("--classifier", classifier,
+        "score this trained classifier file (cuad_classifier.cwm) on every contract as it is, "
+        "without cross-validation or training: the figure on contracts it never saw");
     cw::heads::TrainingOptions options;
     bool fast = false;
     app.add_option("--threads", options.threads, "worker threads (0: one per core)")
@@ -80,14 +85,22 @@ int runEvalHeads(std::span<char*> args)
         std::fprintf(stderr, "eval-heads: --heads %s needs --model PATH\n", heads.c_str());
         return 2;
     }
-    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data));
+    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data.front()));
     if (!contracts) {
         std::fprintf(stderr, "eval-heads: %s\n", contracts.error().message.c_str());
         return 1;
     }
-    if (contracts->size() < folds) {
+    for (size_t i = 1; i < data.size(); ++i) {
+        auto more = cw::heads::readLabelledContracts(QString::fromStdString(data[i]));
+        if (!more) {
+            std::fprintf(stderr, "eval-heads: %s\n", more.error().message.c_str());
+            return 1;
+        }
+        contracts->append(*more);
+    }
+    if (classifier.empty() && contracts->size() < folds) {
         std::fprintf(stderr, "eval-heads: %s: %d contracts are too few for %d folds\n",
-            data.c_str(), int(contracts->size()), folds);
+            data.front().c_str(), int(contracts->size()), folds);
         return 1;
     }
     options.presenceCues = !noCues;
@@ -119,7 +132,18 @@ int runEvalHeads(std::span<char*> args)
             return modelFindings(*session, playbook, merge, contract, fast);
         };
     }
-    const auto result = cw::heads::evaluateHeads(*contracts, folds, options, log, refine, limit);
+    cw::Result<cw::heads::EvaluationResult> result = cw::Error {};
+    if (!classifier.empty()) {
+        auto model = cw::heads::ClauseModel::load(QString::fromStdString(classifier));
+        if (!model) {
+            std::fprintf(stderr, "eval-heads: %s\n", model.error().message.c_str());
+            return 1;
+        }
+        result = cw::heads::evaluateTrainedModel(
+            *contracts, *model, options.threads, log, refine, limit);
+    } else {
+        result = cw::heads::evaluateHeads(*contracts, folds, options, log, refine, limit);
+    }
     if (!result) {
         std::fprintf(stderr, "eval-heads: %s\n", result.error().message.c_str());
         return 1;

@@ -15,10 +15,11 @@ namespace {
 int runTrainHeads(std::span<char*> args)
 {
     CLI::App app { "Train the fast clause classifier", "train-heads" };
-    std::string data;
+    std::vector<std::string> data;
     std::string out;
     std::string exclude;
-    app.add_option("--data", data, "labelled contracts, JSON Lines (.jsonl or .jsonl.xz)")
+    app.add_option("--data", data,
+           "labelled contracts, JSON Lines (.jsonl or .jsonl.xz); several files are joined")
         ->required();
     app.add_option("--out", out, "folder to write cuad_classifier.cwm into")->required();
     app.add_option(
@@ -28,10 +29,18 @@ int runTrainHeads(std::span<char*> args)
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data));
+    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data.front()));
     if (!contracts) {
         std::fprintf(stderr, "train-heads: %s\n", contracts.error().message.c_str());
         return 1;
+    }
+    for (size_t i = 1; i < data.size(); ++i) {
+        auto more = cw::heads::readLabelledContracts(QString::fromStdString(data[i]));
+        if (!more) {
+            std::fprintf(stderr, "train-heads: %s\n", more.error().message.c_str());
+            return 1;
+        }
+        contracts->append(*more);
     }
     if (!exclude.empty()) {
         auto held = cw::heads::readLabelledContracts(QString::fromStdString(exclude));

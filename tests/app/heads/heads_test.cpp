@@ -8,8 +8,10 @@
 #include "app/heads/field_extractors.h"
 #include "app/heads/heads_evaluation.h"
 #include "app/heads/presence_cues.h"
+#include "app/heads/score_calibration.h"
 #include "app/plugins/plugin_host.h"
 
+#include <QDataStream>
 #include <QFile>
 #include <QSet>
 #include <QTemporaryDir>
@@ -54,6 +56,90 @@ private slots:
         model.score(v, a);
         back->score(v, b);
         QCOMPARE(a, b);
+    }
+
+    void calibrationRoundTripsAndOldFormatHasNone()
+    {
+        CategoryModel c;
+        c.category = "Insurance";
+        c.calibration = PlattCalibration { 1.5f, -0.25f };
+        c.indices = { 5 };
+        c.weights = { 1.0f };
+        auto back = ClauseModel::deserialize(ClauseModel(12, { c }).serialize(), "m");
+        QVERIFY(back.ok());
+        QVERIFY(back->categories()[0].calibration.has_value());
+        QCOMPARE(back->categories()[0].calibration->slope, 1.5f);
+        QCOMPARE(back->categories()[0].calibration->intercept, -0.25f);
+        // A format-2 file (before calibration) still loads, and its categories have none.
+        QByteArray old;
+        QDataStream out(&old, QIODevice::WriteOnly);
+        out.setByteOrder(QDataStream::LittleEndian);
+        out.setFloatingPointPrecision(QDataStream::SinglePrecision);
+        out << quint32(0x4D435743) << quint32(2) << quint32(kFeatureVersion) << quint32(12)
+            << quint32(1) << QByteArray("Insurance") << 0.0f << 0.5f << 2.0f << 0.5f << quint32(0);
+        auto legacy = ClauseModel::deserialize(old, "old.cwm");
+        QVERIFY2(legacy.ok(), legacy.ok() ? "" : legacy.error().message.c_str());
+        QVERIFY(!legacy->categories()[0].calibration.has_value());
+        old[4] = 9; // format 9 does not exist
+        auto future = ClauseModel::deserialize(old, "future.cwm");
+        QVERIFY(!future.ok());
+        QVERIFY(
+            QString::fromStdString(future.error().message).contains("future.cwm: model format 9"));
+    }
+
+    void plattFitMatchesTheObservedRate()
+    {
+        // Raw scores that overstate: candidates scored 0.9 are right 60% of the time, those
+        // scored 0.6 right 20% of the time.
+        std::vector<CalibrationSample> samples;
+        for (int i = 0; i < 100; ++i)
+            samples.push_back({ 0.9f, i < 60 });
+        for (int i = 0; i < 100; ++i)
+            samples.push_back({ 0.6f, i < 20 });
+        const auto fit = fitPlatt(samples);
+        QVERIFY(fit.has_value());
+        QVERIFY2(std::abs(fit->probability(0.9f) - 0.6) < 0.02,
+            qPrintable(QString::number(fit->probability(0.9f))));
+        QVERIFY2(std::abs(fit->probability(0.6f) - 0.2) < 0.02,
+            qPrintable(QString::number(fit->probability(0.6f))));
+        // Too few held-out findings: no calibration, so no confidence is shown.
+        samples.resize(kMinCalibrationSamples - 1);
+        QVERIFY(!fitPlatt(samples).has_value());
+    }
+
+    void findingsWithoutCalibrationHaveNoConfidence()
+    {
+        // Governing law, dates, parties and extracted fields come from rules: no calibration.
+        const QString text = QStringLiteral(
+            "SUPPLY AGREEMENT\n\nThis Supply Agreement is made on January 5, 2020 between Acme "
+            "Inc. (\"Acme\") and Beta LLC (\"Beta\").\n\n1. Governing Law. This Agreement "
+            "shall be governed by the laws of the State of Delaware.\n");
+        CategoryModel law;
+        law.category = "Governing Law";
+        law.bias = 3.0f; // every candidate scores high; no calibration fitted
+        law.presenceThreshold = 0.5f;
+        const ClauseModel model(12, { law });
+        const auto candidates = buildCandidates(text, {});
+        const auto scores = scoreCandidates(model, text, candidates);
+        const QList<Finding> findings = fastFindings(model, text, candidates, scores);
+        QVERIFY(!findings.isEmpty());
+        for (const Finding& f : findings)
+            QVERIFY2(!f.confidence.has_value(), qPrintable(f.category));
+        QCOMPARE(governingLawOf(findings), QStringLiteral("Delaware"));
+
+        // With a calibration the classifier's findings carry its probability, not the score.
+        CategoryModel calibrated = law;
+        calibrated.calibration = PlattCalibration { 1.0f, -2.0f };
+        const ClauseModel withCalibration(12, { calibrated });
+        const auto scored = scoreCandidates(withCalibration, text, candidates);
+        bool sawOne = false;
+        for (const Finding& f : classifyCandidates(withCalibration, text, candidates, scored)) {
+            QVERIFY(f.confidence.has_value());
+            QCOMPARE(*f.confidence, calibrated.calibration->probability(float(f.score)));
+            QVERIFY(*f.confidence < f.score);
+            sawOne = true;
+        }
+        QVERIFY(sawOne);
     }
 
     void refusesTruncatedModel()

@@ -38,6 +38,7 @@ Finding fastFinding(const Document& d, const QList<Clause>& clauses, const QStri
     f.end = f.start + words.size();
     f.text = words;
     f.confidence = confidence;
+    f.score = confidence;
     f.source = QStringLiteral("fast");
     for (const Clause& c : clauses) {
         if (c.start <= f.start && c.end >= f.end)

@@ -12,6 +12,7 @@
 #include <QtTest>
 #include <csignal>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 using namespace cw;
 
@@ -76,6 +77,8 @@ private slots:
     void htmlIsSelfContainedAndEscaped();
     void csvQuotesPerRfc4180();
     void pdfHasTextCjkAndRiskColours();
+    void findingWithoutCalibrationShowsNoConfidence();
+    void setsPermissionsWithoutTouchingTheUmask();
     void refusesUnwritablePaths();
     void fullDiskLeavesNoFileAndKeepsTheOldOne();
 };
@@ -272,6 +275,53 @@ void ReportExporterTest::pdfHasTextCjkAndRiskColours()
     }
     QVERIFY(red);
     QVERIFY(dark > 500); // text was drawn
+}
+
+void ReportExporterTest::findingWithoutCalibrationShowsNoConfidence()
+{
+    // The sample's Parties finding has no calibrated confidence: no report makes one up.
+    const Review review = testing::sampleReview();
+    QVERIFY(!review.findings[3].confidence.has_value());
+    const QJsonObject json = QJsonDocument::fromJson(reviewToJson(review)).object();
+    const QJsonArray findings = json.value("findings").toArray();
+    QVERIFY(findings[3].toObject().value("confidence").isNull());
+    QCOMPARE(findings[0].toObject().value("confidence").toDouble(), 0.97);
+    Result<Review> back = reviewFromJson(reviewToJson(review));
+    QVERIFY(back.ok());
+    QVERIFY(!back->findings[3].confidence.has_value());
+    QCOMPARE(back->findings[0].confidence, std::optional<double>(0.97));
+    const QString md = QString::fromUtf8(reviewToMarkdown(review));
+    QVERIFY2(md.contains("**Governing Law** — risk **Low**, page 1, confidence 0.97"), qPrintable(md));
+    QVERIFY2(md.contains(
+                 QRegularExpression("\\*\\*Parties\\*\\* — risk \\*\\*[A-Za-z]+\\*\\*, page 1\n")),
+        qPrintable(md));
+    const QString html = QString::fromUtf8(reviewToHtml(review));
+    QCOMPARE(html.count(QRegularExpression("confidence \\d")), 3);
+    const QString csv = QString::fromUtf8(reviewFindingsToCsv(review));
+    const QString partiesRow = csv.split("\r\n")[4];
+    QVERIFY2(partiesRow.contains(QRegularExpression("^4,Parties,[^,]*,1,,\\d+,\\d+,,")),
+        qPrintable(partiesRow));
+}
+
+void ReportExporterTest::setsPermissionsWithoutTouchingTheUmask()
+{
+    // A new report follows the umask; a replaced one keeps its mode; the umask itself is
+    // never changed (it is process-wide, and worker threads create files meanwhile).
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const mode_t before = ::umask(027);
+    const QString fresh = dir.filePath("fresh.md");
+    QVERIFY(writeFileAtomically(fresh, "new").ok());
+    struct stat st { };
+    QCOMPARE(::stat(QFile::encodeName(fresh).constData(), &st), 0);
+    QCOMPARE(int(st.st_mode & 0777), 0640);
+    const QString kept = dir.filePath("kept.md");
+    QVERIFY(writeFileAtomically(kept, "old").ok());
+    QCOMPARE(::chmod(QFile::encodeName(kept).constData(), 0604), 0);
+    QVERIFY(writeFileAtomically(kept, "replaced").ok());
+    QCOMPARE(::stat(QFile::encodeName(kept).constData(), &st), 0);
+    QCOMPARE(int(st.st_mode & 0777), 0604);
+    QCOMPARE(int(::umask(before)), 027);
 }
 
 void ReportExporterTest::refusesUnwritablePaths()

@@ -120,7 +120,7 @@ inline Review sampleReview()
     parties.text = QStringLiteral("Acme");
     parties.page = 1;
     parties.clauseIndex = -1;
-    parties.confidence = 0.6;
+    // No confidence: a rule found it, and rules have no calibration.
     parties.source = QStringLiteral("fast");
 
     review.findings = { law1, renewal, cjkLaw, parties };
