@@ -4,20 +4,20 @@
 
 #include <QFileInfo>
 #include <QMutexLocker>
+#include <QtConcurrent/QtConcurrentRun>
 #include <poppler-qt6.h>
 
 namespace cw {
 
-namespace {
-constexpr int kCacheKilobytes = 256 * 1024; // ~ 30 pages at 150 dpi
-}
-
-PdfPageRenderer::PdfPageRenderer(QObject* parent)
+PdfPageRenderer::PdfPageRenderer(QObject* parent, int cacheKilobytes)
     : QObject(parent)
     , m_documentMutex(std::make_shared<QMutex>())
-    , m_cache(kCacheKilobytes)
+    , m_cache(cacheKilobytes)
+    , m_pool(this) // children, so that moveToThread() takes them along
+    , m_textPool(this)
 {
     m_pool.setMaxThreadCount(2);
+    m_textPool.setMaxThreadCount(1);
 }
 
 PdfPageRenderer::~PdfPageRenderer()
@@ -28,6 +28,7 @@ PdfPageRenderer::~PdfPageRenderer()
     }
     m_pool.clear();
     m_pool.waitForDone();
+    m_textPool.waitForDone();
 }
 
 bool PdfPageRenderer::needsPassword(const QString& path)
@@ -47,7 +48,8 @@ Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& passwo
         return makeError(QStringLiteral("%1: not a readable PDF (corrupt or not a PDF)")
                              .arg(path)
                              .toStdString());
-    const QString given = password.isEmpty() ? PdfPasswords::lookup(path) : QString::fromUtf8(password);
+    const QString given
+        = password.isEmpty() ? PdfPasswords::lookup(path) : QString::fromUtf8(password);
     if (document->isLocked() && (given.isEmpty() || !unlockPdf(*document, given)))
         return makeError(QStringLiteral("%1: the PDF is password protected; open it again and give "
                                         "its password to see its pages")
@@ -64,6 +66,7 @@ Result<void> PdfPageRenderer::open(const QString& path, const QByteArray& passwo
     QMutexLocker lock(&m_cacheMutex);
     ++m_generation;
     m_cache.clear();
+    m_oversized.reset();
     m_pending.clear();
     m_documentMutex = std::make_shared<QMutex>();
     m_document = std::shared_ptr<Poppler::Document>(document.release());
@@ -85,6 +88,8 @@ QImage PdfPageRenderer::page(int pageIndex, double dpi)
     QMutexLocker lock(&m_cacheMutex);
     if (const QImage* cached = m_cache.object(key))
         return *cached;
+    if (m_oversized && m_oversized->first == key)
+        return m_oversized->second;
     if (!m_pending.contains(key)) {
         m_pending.insert(key);
         const quint64 generation = m_generation;
@@ -118,8 +123,11 @@ void PdfPageRenderer::render(int pageIndex, int dpi, quint64 generation)
         m_pending.remove(Key { pageIndex, dpi });
         if (image.isNull())
             image = QImage(1, 1, QImage::Format_RGB32); // unrenderable page: cache a blank
-        m_cache.insert(Key { pageIndex, dpi }, new QImage(image),
-            int(qMax<qsizetype>(1, image.sizeInBytes() / 1024)));
+        const qsizetype kilobytes = qMax<qsizetype>(1, image.sizeInBytes() / 1024);
+        if (kilobytes > m_cache.maxCost())
+            m_oversized = std::make_pair(Key { pageIndex, dpi }, image);
+        else
+            m_cache.insert(Key { pageIndex, dpi }, new QImage(image), kilobytes);
     }
     QMetaObject::invokeMethod(
         this, [this, pageIndex, dpi] { emit pageRendered(pageIndex, dpi); }, Qt::QueuedConnection);
@@ -132,6 +140,33 @@ QString PdfPageRenderer::textIn(int pageIndex, const QRectF& rectPt) const
     QMutexLocker lock(m_documentMutex.get());
     std::unique_ptr<Poppler::Page> page = m_document->page(pageIndex);
     return page ? page->text(rectPt) : QString();
+}
+
+QFuture<QString> PdfPageRenderer::textInAsync(const QList<QPair<int, QRectF>>& pieces) const
+{
+    std::shared_ptr<Poppler::Document> document = m_document;
+    std::shared_ptr<QMutex> documentMutex = m_documentMutex;
+    const int pages = pageCount();
+    return QtConcurrent::run(&m_textPool, [document, documentMutex, pages, pieces] {
+        QStringList parts;
+        if (!document)
+            return QString();
+        QMutexLocker lock(documentMutex.get());
+        for (const auto& [pageIndex, rect] : pieces) {
+            if (pageIndex < 0 || pageIndex >= pages)
+                continue;
+            std::unique_ptr<Poppler::Page> page = document->page(pageIndex);
+            const QString text = page ? page->text(rect).trimmed() : QString();
+            if (!text.isEmpty())
+                parts.append(text);
+        }
+        return parts.join(QLatin1Char('\n'));
+    });
+}
+
+std::unique_ptr<QMutexLocker<QMutex>> PdfPageRenderer::holdDocumentForTesting() const
+{
+    return std::make_unique<QMutexLocker<QMutex>>(m_documentMutex.get());
 }
 
 } // namespace cw

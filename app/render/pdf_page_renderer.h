@@ -3,6 +3,7 @@
 #include "engine/common/result.h"
 
 #include <QCache>
+#include <QFuture>
 #include <QImage>
 #include <QList>
 #include <QMutex>
@@ -11,6 +12,8 @@
 #include <QSizeF>
 #include <QThreadPool>
 #include <memory>
+#include <optional>
+#include <utility>
 
 namespace Poppler {
 class Document;
@@ -24,7 +27,9 @@ namespace cw {
 class PdfPageRenderer : public QObject {
     Q_OBJECT
 public:
-    explicit PdfPageRenderer(QObject* parent = nullptr);
+    static constexpr int kDefaultCacheKilobytes = 256 * 1024; // ~ 30 pages at 150 dpi
+    explicit PdfPageRenderer(
+        QObject* parent = nullptr, int cacheKilobytes = kDefaultCacheKilobytes);
     ~PdfPageRenderer() override;
 
     // Opens the file; an encrypted file needs its password (empty: the one the user gave for
@@ -39,9 +44,17 @@ public:
 
     // The cached image if there is one; otherwise queues a render and returns a null
     // image; pageRendered() follows. `dpi` is rounded so nearby zooms share a cache entry.
+    // An image larger than the whole cache (zoom 6 on a device-pixel-ratio-2 screen) is kept
+    // aside, the latest one only, so that it is shown rather than rendered again forever.
     QImage page(int page, double dpi);
-    // Plain text inside a rectangle of page points (for copying a selection).
+    // Plain text inside a rectangle of page points (for copying a selection). Blocks while a
+    // page renders: not for the UI thread.
     QString textIn(int page, const QRectF& rectPt) const;
+    // The same for several (page, rectangle) pieces, joined by newlines, on a worker: the UI
+    // thread never waits for the document mutex a render holds.
+    QFuture<QString> textInAsync(const QList<QPair<int, QRectF>>& pieces) const;
+    // Tests: holds the Poppler document's mutex as a long render would, until released.
+    std::unique_ptr<QMutexLocker<QMutex>> holdDocumentForTesting() const;
 
 signals:
     void pageRendered(int page, double dpi);
@@ -62,9 +75,11 @@ private:
     QString m_path;
     QMutex m_cacheMutex;
     QCache<Key, QImage> m_cache; // cost in kilobytes
+    std::optional<std::pair<Key, QImage>> m_oversized; // the latest image too big for m_cache
     QSet<Key> m_pending;
     quint64 m_generation = 0; // bumped on open(): late renders of an old file are dropped
     QThreadPool m_pool; // own pool: the destructor waits for its renders, so none outlives us
+    mutable QThreadPool m_textPool; // text for selections, apart from the renders
 };
 
 } // namespace cw
