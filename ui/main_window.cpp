@@ -572,8 +572,19 @@ QCoro::Task<bool> MainWindow::exportCurrent(const QString& path, const QString& 
     const auto format = cw::reportFormatFromName(formatName);
     if (!format || !m_reviewView->hasReview())
         co_return false;
-    const cw::Review review = m_reviewView->review();
-    auto result = cw::exportReview(review, *format, path);
+    // Rendering (the PDF's text layout included) and writing run on a worker: a long review
+    // or a slow disk never freezes the window. The review is copied to the worker.
+    m_exportAction->setEnabled(false);
+    statusBar()->showMessage(tr("Writing the report…"));
+    QPointer<MainWindow> self(this);
+    QFuture<cw::Result<void>> exporting
+        = QtConcurrent::run([review = m_reviewView->review(), format = *format, path] {
+              return cw::exportReview(review, format, path);
+          });
+    const cw::Result<void> result = co_await exporting;
+    if (!self)
+        co_return false;
+    m_exportAction->setEnabled(m_reviewView->hasReview());
     if (!result) {
         showError(QString::fromStdString(result.error().message));
         co_return false;

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QClipboard>
+#include <QFutureWatcher>
 #include <QKeyEvent>
 #include <QPainter>
 #include <QScrollBar>
@@ -254,24 +255,33 @@ void PdfView::mouseReleaseEvent(QMouseEvent* event)
     m_selecting = false;
     m_selectedText.clear();
     if (!m_renderer || m_selection.width() < 3 || m_selection.height() < 3) {
+        ++m_selectionGeneration; // a text still being read for an older selection is dropped
         m_selection = {};
         viewport()->update();
         return;
     }
-    // Collect the text under the rectangle on every page it crosses.
-    QStringList parts;
+    // Collect the text under the rectangle on every page it crosses, on the renderer's text
+    // worker: a page being rendered holds the document, and the UI thread must not wait.
+    QList<QPair<int, QRectF>> pieces;
     for (int i = 0; i < m_pageTops.size(); ++i) {
         const QRectF page = pageRect(i);
         const QRectF hit = page.intersected(m_selection);
         if (hit.isEmpty())
             continue;
-        const QRectF points(
-            (hit.topLeft() - page.topLeft()) / pixelsPerPoint(), hit.size() / pixelsPerPoint());
-        const QString text = m_renderer->textIn(i, points).trimmed();
-        if (!text.isEmpty())
-            parts.append(text);
+        pieces.append({ i,
+            QRectF((hit.topLeft() - page.topLeft()) / pixelsPerPoint(),
+                hit.size() / pixelsPerPoint()) });
     }
-    m_selectedText = parts.join(QLatin1Char('\n'));
+    const quint64 selection = ++m_selectionGeneration;
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, selection] {
+        watcher->deleteLater();
+        if (selection != m_selectionGeneration)
+            return; // a newer selection replaced this one
+        m_selectedText = watcher->result();
+        emit selectedTextChanged();
+    });
+    watcher->setFuture(m_renderer->textInAsync(pieces));
 }
 
 void PdfView::copySelection()

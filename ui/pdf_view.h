@@ -32,7 +32,7 @@ public:
     // Highlights as (1-based page, rectangle in page points); scrolls to the first one.
     void setHighlights(const QList<QPair<int, QRectF>>& boxes);
     const QList<QPair<int, QRectF>>& highlights() const { return m_highlights; }
-    QString selectedText() const { return m_selectedText; }
+    QString selectedText() const { return m_selectedText; } // see selectedTextChanged()
 
 public slots:
     void setZoom(double zoom);
@@ -46,6 +46,8 @@ public slots:
 
 signals:
     void currentPageChanged(int page);
+    // selectedText() has the text of the latest selection (read on a worker).
+    void selectedTextChanged();
     // A page's rendered image was painted for the first time since setRenderer() (0-based).
     void pageShown(int page);
     void zoomChanged(double zoom);
@@ -82,6 +84,7 @@ private:
     QPointF m_selectionStart;
     QRectF m_selection;
     QString m_selectedText;
+    quint64 m_selectionGeneration = 0; // the latest selection's text is the one kept
 };
 
 } // namespace cw::ui

@@ -7,6 +7,7 @@
 #include "ui/pdf_view.h"
 
 #include <QComboBox>
+#include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLineEdit>
@@ -15,7 +16,9 @@
 #include <QStackedWidget>
 #include <QTableView>
 #include <QTextBlock>
+#include <QThread>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 #include <utility>
 
 namespace cw::ui {
@@ -214,24 +217,62 @@ void ReviewView::showDocument()
         && m_renderer->path() == m_review.document.path
         && m_documentStack->currentWidget() == m_pdfView) {
         m_pdfView->setHighlights({});
+        emit documentShown();
         return;
     }
     m_pdfView->setRenderer(nullptr);
     m_renderer.reset();
-    if (m_review.document.format == cw::DocumentFormat::Pdf) {
-        auto renderer = std::make_unique<cw::PdfPageRenderer>();
-        if (auto opened = renderer->open(m_review.document.path); opened) {
-            m_renderer = std::move(renderer);
-            m_pdfView->setRenderer(m_renderer.get());
-            m_documentStack->setCurrentWidget(m_pdfView);
-            return;
-        } else {
-            // The file moved or changed since the review was saved: show the saved text.
-            m_documentError = QString::fromStdString(opened.error().message);
-        }
+    const quint64 generation = ++m_documentGeneration;
+    if (m_review.document.format != cw::DocumentFormat::Pdf) {
+        showSavedText();
+        return;
     }
+    // Poppler loads the file and walks every page's size on a worker (a long or damaged PDF
+    // takes a while); the saved text shows meanwhile. The renderer is made there and handed
+    // to this thread before anyone else sees it.
     m_textView->setPlainText(m_review.document.text);
     m_documentStack->setCurrentWidget(m_textView);
+    struct OpenedPdf {
+        std::shared_ptr<cw::PdfPageRenderer> renderer;
+        QString error;
+    };
+    QThread* const uiThread = thread();
+    auto* watcher = new QFutureWatcher<OpenedPdf>(this);
+    connect(watcher, &QFutureWatcher<OpenedPdf>::finished, this, [this, watcher, generation] {
+        watcher->deleteLater();
+        if (generation != m_documentGeneration)
+            return; // another review is shown now
+        const OpenedPdf opened = watcher->result();
+        if (!opened.renderer) {
+            // The file moved or changed since the review was saved: keep the saved text.
+            m_documentError = opened.error;
+            emit documentShown();
+            return;
+        }
+        m_renderer = opened.renderer;
+        m_pdfView->setRenderer(m_renderer.get());
+        m_documentStack->setCurrentWidget(m_pdfView);
+        const int shown = m_detail->findingIndex();
+        if (shown >= 0 && shown < m_review.findings.size()) {
+            const cw::Finding& finding = m_review.findings[shown];
+            m_pdfView->setHighlights(m_review.document.boxesFor(finding.start, finding.end));
+        }
+        emit documentShown();
+    });
+    watcher->setFuture(QtConcurrent::run([path = m_review.document.path, uiThread] {
+        auto renderer = std::make_shared<cw::PdfPageRenderer>();
+        if (auto opened = renderer->open(path); !opened)
+            return OpenedPdf { nullptr, QString::fromStdString(opened.error().message) };
+        renderer->moveToThread(uiThread);
+        return OpenedPdf { renderer, QString() };
+    }));
+}
+
+void ReviewView::showSavedText()
+{
+    m_textView->setPlainText(m_review.document.text);
+    m_documentStack->setCurrentWidget(m_textView);
+    emit documentShown();
 }
 
 void ReviewView::selectFinding(int findingIndex)

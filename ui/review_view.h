@@ -67,6 +67,9 @@ signals:
     void findingEdited(
         int findingIndex, const QString& category, cw::Risk risk, const QString& comment);
     void findingSelected(int findingIndex);
+    // The document pane shows the contract: its PDF pages (opened on a worker), or its saved
+    // text (not a PDF, or the file could not be opened: documentError() says why).
+    void documentShown();
 
 private:
     void fitColumns();
@@ -79,10 +82,12 @@ private:
     int questionFor(const QString& category) const; // -1: not asked
     void showLiveNote();
     void showDocument();
+    void showSavedText();
 
     cw::Review m_review;
-    std::unique_ptr<cw::PdfPageRenderer> m_renderer;
+    std::shared_ptr<cw::PdfPageRenderer> m_renderer; // shared: made on a worker, see showDocument()
     QString m_documentError;
+    quint64 m_documentGeneration = 0; // the latest showDocument() is the one that lands
     QSplitter* m_splitter = nullptr;
     QStackedWidget* m_documentStack = nullptr;
     PdfView* m_pdfView = nullptr;
