@@ -4,8 +4,8 @@
 #   add_test(NAME t COMMAND ${CMAKE_COMMAND} -DEXPECT_RC=2 "-DEXPECT_OUTPUT=needs --model"
 #            "-DCOMMAND=<exe>|<arg>|..." -P ${PROJECT_SOURCE_DIR}/tests/cmake/expect_command.cmake)
 #
-# EXPECT_RC: the exit status (default 0). EXPECT_OUTPUT: a regular expression that stdout and
-# stderr together must match. COMMAND's words are separated by '|'. EXPECT_JSON_MIN:
+# EXPECT_RC: the exit status (default 0). EXPECT_OUTPUT: a regular expression that stdout then
+# stderr, joined in that order, must match. COMMAND's words are separated by '|'. EXPECT_JSON_MIN:
 # "key>=value" pairs separated by '|', each read as a number from the output's "key":value
 # and required to be at least its value.
 if(NOT DEFINED COMMAND)
