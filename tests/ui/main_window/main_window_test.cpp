@@ -10,6 +10,7 @@
 #include "app/render/pdf_page_renderer.h"
 #include "app/report/report_exporter.h"
 #include "tests/app/ingest/hostile_files.h"
+#include "ui/findings_table_model.h"
 #include "ui/history_dialog.h"
 #include "ui/main_window.h"
 #include "ui/message_bar.h"
@@ -32,8 +33,8 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
-#include <QTimer>
 #include <QTest>
+#include <QTimer>
 #include <csignal>
 #include <qcoro/qcorotask.h>
 #include <sys/resource.h>
@@ -422,6 +423,35 @@ private slots:
         QTest::qWait(500);
         if (dpr > 1.5)
             saveScreenshot(pdf, QStringLiteral("pdf-view-hidpi.png"));
+    }
+
+    void showsNoConfidenceWithoutCalibration()
+    {
+        // A finding with a calibrated confidence shows it; one without (a rule's, the model's
+        // alone) shows an empty cell, not a made-up number.
+        cw::ui::ReviewView view;
+        cw::Review review;
+        review.document.path = m_dir.filePath(QStringLiteral("contract.txt"));
+        review.document.format = cw::DocumentFormat::PlainText;
+        review.document.text = QStringLiteral("Governed by the laws of Delaware. Acme Inc.");
+        cw::Finding calibrated;
+        calibrated.category = QStringLiteral("Governing Law");
+        calibrated.end = 33;
+        calibrated.text = review.document.text.left(33);
+        calibrated.confidence = 0.83;
+        cw::Finding rule;
+        rule.category = QStringLiteral("Parties");
+        rule.start = 34;
+        rule.end = 43;
+        rule.text = QStringLiteral("Acme Inc.");
+        review.findings = { calibrated, rule };
+        view.setReview(review);
+        QSet<QString> shown;
+        const QAbstractItemModel* model = view.table()->model();
+        for (int row = 0; row < model->rowCount(); ++row)
+            shown.insert(
+                model->index(row, cw::ui::FindingsTableModel::ConfidenceColumn).data().toString());
+        QCOMPARE(shown, QSet<QString>({ QStringLiteral("83 %"), QString() }));
     }
 
     void opensThePdfPreviewOnAWorker()
