@@ -10,10 +10,10 @@
 // below, never from current lengths. Blocks whose work lies past a sequence's current length
 // return early.
 
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cuda_runtime_api.h>
+#include <vector_types.h>
 
 namespace cw::kernels::cuda {
 
@@ -21,6 +21,15 @@ namespace cw::kernels::cuda {
 struct DeviceScratch {
     std::byte* data = nullptr;
     std::size_t bytes = 0;
+};
+
+// Token rows quantized for the integer matrix-vector products (quant_products.h): int8 values
+// [rows][cols] at q and, per 32 values, one float4 {d, 0, sum of the f32 values, 0} at s (row
+// r's at s + r * cols / 32); value = d * q. A kernel that makes a product's input may write it
+// so too (the residual RMSNorm), and the product then needs no quantization of its own.
+struct Int8Rows {
+    std::int8_t* q = nullptr;
+    float4* s = nullptr;
 };
 
 // The token rows of one step. Row r belongs to sequence rowSeq[r] at position rowPos[r];

@@ -152,8 +152,15 @@ private:
     // there, so the cuBLAS handle, bound to m_stream, is not used).
     void linearFanOut(std::initializer_list<cuda::LinearOutput> outputs, cudaStream_t stream,
         cuda::DeviceScratch scratch);
+    // Small steps read the normed rows through the integer products: the RMSNorm quantizes
+    // them once, in m_normedQuant, rather than every product on its own.
+    bool normedRowsQuantized() const
+    {
+        return m_normedQuant.q && m_layout.rows <= cuda::kMatVecMaxTokens
+            && m_precision != cuda::GemmPrecision::Float32;
+    }
     void runOps();
-    bool runStep(); // true: the first chunk of logits was computed with the step
+    bool runStep(); // true: every logit row was computed with the step
     void computeLogits(std::int64_t first, std::int64_t count);
 
     const ModelDescription& m_description;
@@ -195,7 +202,6 @@ private:
     float* m_greedyValue = nullptr;
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
-    bool m_normedQuantized = false; // m_normedQuant holds the current normed rows
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
     float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
@@ -600,10 +606,9 @@ void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs
 void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs,
     cudaStream_t stream, cuda::DeviceScratch scratch)
 {
-    const cuda::QuantizedActivations quantized { m_normedQuant.q, m_normedQuant.s };
     check(cuda::linearFanOut(outputs.begin(), int(outputs.size()), m_normedRows, m_hidden,
-        m_layout.rows, m_normedQuantized ? &quantized : nullptr, m_precision, scratch, m_cublas,
-        stream));
+        m_layout.rows, normedRowsQuantized() ? &m_normedQuant : nullptr, m_precision, scratch,
+        m_cublas, stream));
 }
 
 void CudaBackend::embed()
@@ -626,11 +631,7 @@ void CudaBackend::norm(NormSite site, bool addResidual)
     m_ops.push_back([this, w, addResidual] {
         const float eps = float(m_description.hparams.rmsNormEps);
         float* delta = addResidual ? m_deltaRows : nullptr;
-        // Small steps read the normed rows through the integer products: quantize them here,
-        // once, rather than in every product.
-        m_normedQuantized = m_normedQuant.q && m_layout.rows <= cuda::kMatVecMaxTokens
-            && m_precision != cuda::GemmPrecision::Float32;
-        if (m_normedQuantized)
+        if (normedRowsQuantized())
             check(cuda::addRmsNormRowsQuantized(m_hiddenRows, delta, w, m_layout.rows, m_hidden,
                 eps, m_normedRows, m_normedQuant, m_stream));
         else

@@ -2,6 +2,7 @@
 // the logits fits one block's loop), a grid-stride loop for the non-finite count.
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/ops/row_ops.h"
+#include "kernels/cuda/quant/int8_rounding.cuh"
 
 #include <cfloat>
 #include <climits>
@@ -142,16 +143,11 @@ __global__ void __launch_bounds__(kRowThreads)
                 amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, m));
                 blockSumValue += __shfl_xor_sync(0xffffffffu, blockSumValue, m);
             }
-            const float inv = amax == 0.0f ? 0.0f : 127.0f / amax;
-            auto q = [inv](float x) {
-                const int t = __float2int_rn(x * inv);
-                return std::int8_t(t < -127 ? -127 : t > 127 ? 127 : t);
-            };
             char4 packed;
-            packed.x = q(r.x);
-            packed.y = q(r.y);
-            packed.z = q(r.z);
-            packed.w = q(r.w);
+            packed.x = std::int8_t(quantizeToInt8(r.x, amax));
+            packed.y = std::int8_t(quantizeToInt8(r.y, amax));
+            packed.z = std::int8_t(quantizeToInt8(r.z, amax));
+            packed.w = std::int8_t(quantizeToInt8(r.w, amax));
             reinterpret_cast<char4*>(quantized + row * n)[i] = packed;
             if ((i & 7) == 0)
                 scales[row * (n / 32) + i / 8]

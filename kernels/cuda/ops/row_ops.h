@@ -3,9 +3,10 @@
 // Row-wise element kernels of the forward pass on f32 device rows. All functions enqueue on
 // `stream`, never synchronise, never allocate, and return the launch error.
 
+#include "kernels/cuda/cuda_step.h"
+
 #include <cstdint>
 #include <cuda_runtime_api.h>
-#include <vector_types.h>
 
 namespace cw::kernels::cuda {
 
@@ -19,15 +20,8 @@ cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, st
 cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, std::int64_t rows,
     std::int64_t n, float eps, float* normed, cudaStream_t stream);
 
-// Token rows as the integer matrix-vector products read them (quant_products.h,
-// QuantizedActivations): int8 values [rows][n] at q, and per 32 values one float4
-// {d, 0, sum of the f32 values, 0} at s (row r's at s + r * n / 32), value = d * q.
-struct Int8Rows {
-    std::int8_t* q = nullptr;
-    float4* s = nullptr;
-};
-
-// addRmsNormRows that also writes the normed rows quantized (16-byte aligned pointers; n a
+// addRmsNormRows that also writes the normed rows as Int8Rows (cuda_step.h; 16-byte aligned
+// pointers; n a
 // multiple of 128 and at most 4096: addRmsNormQuantizes(n)), so the products that read them
 // need no quantization of their own.
 bool addRmsNormQuantizes(std::int64_t n);

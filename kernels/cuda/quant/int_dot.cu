@@ -2,6 +2,7 @@
 // block, one value per lane. Deterministic: every reduction is the same butterfly, and lane 0
 // writes the block's scales.
 #include "kernels/cuda/chained_launch.cuh"
+#include "kernels/cuda/quant/int8_rounding.cuh"
 #include "kernels/cuda/quant/int_dot.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
 
@@ -34,15 +35,6 @@ __device__ __forceinline__ float warpSumF(float v)
     return v;
 }
 
-// Rounds v / d to an int8 in [-127, 127] (0 where the block is all zeros).
-__device__ __forceinline__ int quantizeValue(float v, float amax)
-{
-    if (amax == 0.0f)
-        return 0;
-    const int q = __float2int_rn(v * (127.0f / amax));
-    return q < -127 ? -127 : q > 127 ? 127 : q;
-}
-
 // blockIdx.y: token row; warp: 32-value block.
 template <int Planes>
 __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const float* __restrict__ x,
@@ -57,7 +49,7 @@ __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const flo
         return; // a whole warp
     const float v = x[t * xStride + 32 * b + lane];
     const float amax0 = warpMax(fabsf(v));
-    const int q0 = quantizeValue(v, amax0);
+    const int q0 = quantizeToInt8(v, amax0);
     const float d0 = amax0 / 127.0f;
     std::int8_t* row = q + t * Planes * cols;
     row[32 * b + lane] = std::int8_t(q0);
@@ -66,7 +58,7 @@ __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const flo
         // What plane 0 left, at most half a step: plane 1 brings the error to ~1/127 of that.
         const float rest = v - d0 * float(q0);
         const float amax1 = warpMax(fabsf(rest));
-        row[cols + 32 * b + lane] = std::int8_t(quantizeValue(rest, amax1));
+        row[cols + 32 * b + lane] = std::int8_t(quantizeToInt8(rest, amax1));
         d1 = amax1 / 127.0f;
     }
     const float sum = warpSumF(v);

@@ -246,8 +246,8 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
 }
 
 cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
-    std::int64_t xStride, std::int64_t tokens, const QuantizedActivations* quantized,
-    GemmPrecision precision, DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream)
+    std::int64_t xStride, std::int64_t tokens, const Int8Rows* quantized, GemmPrecision precision,
+    DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream)
 {
     using namespace quant_detail;
     if (count < 1 || tokens < 0)

@@ -53,18 +53,9 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
     cublasHandle_t cublas, cudaStream_t stream);
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision);
 
-// Token rows already quantized for the integer matrix-vector products (by a producer that
-// fuses it, such as addRmsNormRowsQuantized in row_ops.h): int8 values [rows][cols] at q and,
-// per 32 values, one float4 {d, 0, sum of the f32 values, 0} at s (row r's at
-// s + r * cols / 32); value = d * q.
-struct QuantizedActivations {
-    const std::int8_t* q = nullptr;
-    const float4* s = nullptr;
-};
-
 // One input, several matrices of the same column count: outputs[i].y = x W_i^T, each as
 // linear() computes it. On the integer matrix-vector path x is quantized once for all of
-// them (or taken from `quantized`, the same rows already quantized) and matrices of one type
+// them (or taken from `quantized`: the same rows as Int8Rows, cuda_step.h) and matrices of one type
 // share a launch; scratch: the largest linearScratchBytes of the matrices.
 struct LinearOutput {
     const DeviceMatrix* w = nullptr;
@@ -73,8 +64,8 @@ struct LinearOutput {
 };
 constexpr int kMaxFanOut = 8;
 cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
-    std::int64_t xStride, std::int64_t tokens, const QuantizedActivations* quantized,
-    GemmPrecision precision, DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream);
+    std::int64_t xStride, std::int64_t tokens, const Int8Rows* quantized, GemmPrecision precision,
+    DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream);
 
 // out[i][c] = w[ids[i]][c] for i < count (an embedding lookup); ids on the device.
 cudaError_t gatherRows(const DeviceMatrix& w, const std::int32_t* ids, std::int64_t count,
