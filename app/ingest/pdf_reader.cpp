@@ -2,6 +2,7 @@
 #include "app/ingest/document_reader.h"
 #include "app/ingest/page_layout.h"
 #include "app/ingest/pdf_passwords.h"
+#include "app/ingest/poppler_threads.h"
 #include "app/ingest/text_assembler.h"
 
 #include <QCryptographicHash>
@@ -100,6 +101,7 @@ Result<Document> readPdfBytes(
 {
     static std::once_flag quietPoppler;
     std::call_once(quietPoppler, [] { Poppler::setDebugErrorFunction(routePopplerMessage, {}); });
+    preparePopplerForThreads();
 
     if (bytes.isEmpty())
         return makeError(quoted(name) + ": the file is empty (0 bytes), not a PDF");

@@ -1,6 +1,7 @@
 #include "app/render/pdf_page_renderer.h"
 
 #include "app/ingest/pdf_passwords.h"
+#include "app/ingest/poppler_threads.h"
 
 #include <QFileInfo>
 #include <QMutexLocker>
@@ -18,6 +19,7 @@ PdfPageRenderer::PdfPageRenderer(QObject* parent, int cacheKilobytes)
 {
     m_pool.setMaxThreadCount(2);
     m_textPool.setMaxThreadCount(1);
+    preparePopplerForThreads(); // before the first render on a pool thread
 }
 
 PdfPageRenderer::~PdfPageRenderer()

@@ -3,9 +3,12 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
 #include <grp.h>
 #include <poll.h>
 #include <sys/resource.h>
@@ -17,9 +20,38 @@ namespace cw {
 
 namespace {
 
-// The user the sandbox runs as when the app runs as root.
-constexpr uid_t kNobody = 65534;
-constexpr gid_t kNoGroup = 65534;
+// When the app runs as root, the sandbox runs as a user of its own (no account, no other
+// processes): RLIMIT_NPROC counts every task of a user, so a shared user such as "nobody"
+// would let unrelated processes use up the limit (the kernel then refuses the exec).
+// One per app process, so that concurrent test programs never share a count.
+uid_t sandboxUser()
+{
+    static const uid_t uid = uid_t(0x40000000u + (std::uint32_t(::getpid()) & 0x3fffffffu));
+    return uid;
+}
+
+// Tasks (threads included, as RLIMIT_NPROC counts them) whose real user is `uid`.
+long tasksOfUser(uid_t uid)
+{
+    long tasks = 0;
+    std::error_code error;
+    for (auto it = std::filesystem::directory_iterator("/proc", error);
+         !error && it != std::filesystem::directory_iterator(); it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        std::ifstream status(it->path() / "status");
+        std::string line;
+        bool mine = false;
+        while (std::getline(status, line)) {
+            if (line.rfind("Uid:", 0) == 0)
+                mine = std::strtoul(line.c_str() + 4, nullptr, 10) == uid;
+            else if (line.rfind("Threads:", 0) == 0 && mine)
+                tasks += std::strtol(line.c_str() + 8, nullptr, 10);
+        }
+    }
+    return tasks;
+}
 
 std::string findBwrap()
 {
@@ -123,7 +155,7 @@ Result<void> Sandbox::prepareWorkDir(const std::string& path)
         return {};
     std::error_code error;
     auto hand = [&](const std::filesystem::path& p) -> bool {
-        return ::lchown(p.c_str(), kNobody, kNoGroup) == 0;
+        return ::lchown(p.c_str(), sandboxUser(), sandboxUser()) == 0;
     };
     if (!hand(path))
         return makeError(
@@ -182,7 +214,7 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     // The temporary folder inside the work folder (Go refuses a go.mod in the temp root).
     const std::string tmp = command.workDir + "/.tmp";
     if (::mkdir(tmp.c_str(), 0700) == 0 && ::geteuid() == 0)
-        ::lchown(tmp.c_str(), kNobody, kNoGroup);
+        ::lchown(tmp.c_str(), sandboxUser(), sandboxUser());
     const std::vector<std::string> args = bwrapArguments(command);
     std::vector<char*> argv;
     for (const std::string& a : args)
@@ -193,6 +225,12 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     if (::pipe2(pipeFds, O_CLOEXEC) != 0)
         return makeError(std::string("sandbox: pipe: ") + std::strerror(errno));
     const bool root = ::geteuid() == 0;
+    // A user's own processes count against RLIMIT_NPROC too, so an unprivileged run may
+    // start `processes` more than the user already has; the sandbox user of a root run has
+    // none.
+    const rlim_t processLimit
+        = rlim_t(limits.processes) + (root ? 0 : rlim_t(tasksOfUser(::getuid())));
+    const uid_t user = sandboxUser();
     const auto start = std::chrono::steady_clock::now();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -210,12 +248,12 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
         // SIGXCPU at the soft limit (reported as such); SIGKILL a second later if ignored.
         setLimit(RLIMIT_CPU, rlim_t(limits.cpuSeconds), rlim_t(limits.cpuSeconds) + 1);
         setLimit(RLIMIT_AS, rlim_t(limits.addressSpaceBytes));
-        setLimit(RLIMIT_NPROC, rlim_t(limits.processes));
+        setLimit(RLIMIT_NPROC, processLimit);
         setLimit(RLIMIT_FSIZE, rlim_t(limits.fileSizeBytes));
         setLimit(RLIMIT_NOFILE, rlim_t(limits.openFiles));
         setLimit(RLIMIT_CORE, 0);
         if (root) {
-            if (::setgroups(0, nullptr) != 0 || ::setgid(kNoGroup) != 0 || ::setuid(kNobody) != 0)
+            if (::setgroups(0, nullptr) != 0 || ::setgid(user) != 0 || ::setuid(user) != 0)
                 ::_exit(126);
         }
         ::execv(argv[0], argv.data());
@@ -288,7 +326,7 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
         result.signal = WTERMSIG(status);
     }
     if (result.exitCode == 126 && root)
-        return makeError("sandbox: could not switch to the user 'nobody'");
+        return makeError("sandbox: could not switch to the sandbox's own user");
     if (result.exitCode == 127 && result.output.empty())
         return makeError("sandbox: could not start " + m_bwrap);
     return result;

@@ -15,7 +15,7 @@ namespace cw {
 struct SandboxLimits {
     int cpuSeconds = 20; // RLIMIT_CPU per process: SIGXCPU, then SIGKILL
     std::uint64_t addressSpaceBytes = 4ull << 30; // RLIMIT_AS: allocations fail past it
-    int processes = 64; // RLIMIT_NPROC, counted inside the sandbox's user namespace
+    int processes = 64; // RLIMIT_NPROC: tasks the sandbox may add to its user's count
     std::uint64_t fileSizeBytes = 64ull << 20; // RLIMIT_FSIZE: SIGXFSZ past it
     int openFiles = 256; // RLIMIT_NOFILE
     double wallSeconds = 30.0; // then the whole sandbox is killed
@@ -45,8 +45,9 @@ struct SandboxResult {
 // namespaces (--unshare-all: no network at all), --die-with-parent, --new-session (no
 // terminal to inject keystrokes into), /usr and the library links read-only, no /home, no
 // /root, none of /etc but alternatives and the loader cache, a private /proc and /dev, and
-// the work folder the only writable place. When the app runs as root the sandbox runs as
-// "nobody" (root ignores RLIMIT_NPROC). Thread-safe.
+// the work folder the only writable place. When the app runs as root the sandbox runs as a
+// user of its own, one per app process (root ignores RLIMIT_NPROC). Thread-safe; concurrent
+// runs of one process share the process limit.
 class Sandbox {
 public:
     // Finds bwrap (on PATH or in /usr/bin) and checks that it can make its namespaces here
@@ -67,7 +68,7 @@ public:
         const std::function<bool()>& cancelled = {}) const;
 
     // Makes a folder (and what is in it) usable by the sandbox's user: when running as root,
-    // hands it to "nobody".
+    // hands it to the sandbox's own user.
     static Result<void> prepareWorkDir(const std::string& path);
 
 private:

@@ -1,9 +1,15 @@
-// The PDF page renderer: an image larger than the whole page cache is still shown, and the
-// text of a selection is read on a worker while a render holds the document.
+// The PDF page renderer: Poppler's first renders may run on many threads at once, an image
+// larger than the whole page cache is still shown, and the text of a selection is read on a
+// worker while a render holds the document.
+#include "app/ingest/poppler_threads.h"
 #include "app/render/pdf_page_renderer.h"
 
 #include <QSignalSpy>
 #include <QtTest>
+#include <atomic>
+#include <poppler-qt6.h>
+#include <thread>
+#include <vector>
 
 using namespace cw;
 
@@ -14,6 +20,28 @@ const QString kSample = QStringLiteral(CW_SOURCE_DIR "/resources/samples/sample-
 class PdfPageRendererTest : public QObject {
     Q_OBJECT
 private slots:
+    // First in this process on purpose: Poppler builds its colour-management state in the
+    // first page it draws, and several threads drawing their first pages at once corrupted
+    // the heap (a crash in lcms2 under the review's reader and the preview's renderer).
+    void firstRendersOnManyThreadsAtOnce()
+    {
+        preparePopplerForThreads();
+        std::atomic<int> rendered = 0;
+        std::vector<std::thread> threads;
+        for (int t = 0; t < 8; ++t) {
+            threads.emplace_back([&rendered] {
+                std::unique_ptr<Poppler::Document> document = Poppler::Document::load(kSample);
+                std::unique_ptr<Poppler::Page> page = document ? document->page(0) : nullptr;
+                if (page && !page->renderToImage(18.0, 18.0).isNull()
+                    && !page->text(QRectF()).isEmpty())
+                    ++rendered;
+            });
+        }
+        for (std::thread& thread : threads)
+            thread.join();
+        QCOMPARE(rendered.load(), 8);
+    }
+
     void showsAPageLargerThanTheCache()
     {
         // A 1 MiB cache and a page at 150 dpi (about 8 MiB): as zoom 6 at device pixel ratio 2
