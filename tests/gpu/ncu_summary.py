@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Sums an `ncu --csv --metrics gpu__time_duration.sum` log per kernel: what one recorded
-forward step spent in each kernel family. Usage: ncu_summary.py LOG.csv [TOP]"""
+"""Sums an `ncu --csv --metrics gpu__time_duration.sum,dram__bytes_read.sum` log per kernel:
+what one recorded forward step spent in each kernel family, and the device-memory bandwidth it
+reached there (the bytes metric is optional). Usage: ncu_summary.py LOG.csv [TOP]"""
 import csv
 import re
 import sys
@@ -21,19 +22,25 @@ def main():
     if start is None:
         print("no kernels recorded in", path)
         return
-    total, count = defaultdict(float), defaultdict(int)
+    total, count, read = defaultdict(float), defaultdict(int), defaultdict(float)
+    byte_scale = {"byte": 1.0, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9}
+    time_scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}
     for row in csv.DictReader(lines[start:]):
-        if row.get("Metric Name") != "gpu__time_duration.sum":
-            continue
+        name, unit = row.get("Metric Name"), row.get("Metric Unit")
         value = float(row["Metric Value"].replace(",", ""))
-        scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3}.get(row.get("Metric Unit"), 1e-3)
         key = short(row["Kernel Name"])
-        total[key] += value * scale
-        count[key] += 1
+        if name == "gpu__time_duration.sum":
+            total[key] += value * time_scale.get(unit, 1e-3)
+            count[key] += 1
+        elif name == "dram__bytes_read.sum":
+            read[key] += value * byte_scale.get(unit, 1.0)
     all_us = sum(total.values())
-    print(f"{sum(count.values())} kernels, {all_us:.1f} us of kernel time")
+    all_bytes = sum(read.values())
+    print(f"{sum(count.values())} kernels, {all_us:.1f} us of kernel time, "
+          f"{all_bytes / 1e6:.1f} MB read ({all_bytes / 1e3 / max(all_us, 1e-9):.0f} GB/s)")
     for key, us in sorted(total.items(), key=lambda kv: -kv[1])[:top]:
-        print(f"{us:9.1f} us {100 * us / all_us:5.1f}% {count[key]:5d}x  {key}")
+        rate = f"{read[key] / 1e3 / us:6.0f} GB/s" if key in read and us > 0 else ""
+        print(f"{us:9.1f} us {100 * us / all_us:5.1f}% {count[key]:5d}x {rate}  {key}")
 
 
 if __name__ == "__main__":
