@@ -1,99 +1,13 @@
 #include "app/heads/governing_law.h"
 
 #include "app/heads/field_extractors.h"
+#include "app/heads/jurisdiction_names.h"
 
 #include <QHash>
 #include <QRegularExpression>
 #include <algorithm>
 
 namespace cw::heads {
-
-namespace {
-
-// Jurisdictions by the names contracts use, longest first so "New York" wins over "York".
-const QList<QPair<QString, QString>>& jurisdictions()
-{
-    static const QList<QPair<QString, QString>> list = [] {
-        QList<QPair<QString, QString>> l;
-        const QStringList states = { "Alabama", "Alaska", "Arizona", "Arkansas", "California",
-            "Colorado", "Connecticut", "Delaware", "Florida", "Georgia", "Hawaii", "Idaho",
-            "Illinois", "Indiana", "Iowa", "Kansas", "Kentucky", "Louisiana", "Maine", "Maryland",
-            "Massachusetts", "Michigan", "Minnesota", "Mississippi", "Missouri", "Montana",
-            "Nebraska", "Nevada", "New Hampshire", "New Jersey", "New Mexico", "New York",
-            "North Carolina", "North Dakota", "Ohio", "Oklahoma", "Oregon", "Pennsylvania",
-            "Rhode Island", "South Carolina", "South Dakota", "Tennessee", "Texas", "Utah",
-            "Vermont", "Virginia", "Washington", "West Virginia", "Wisconsin", "Wyoming",
-            "District of Columbia" };
-        for (const QString& s : states)
-            l.append({ s, s });
-        const QStringList provinces = { "Ontario", "Quebec", "British Columbia", "Alberta",
-            "Manitoba", "Saskatchewan", "Nova Scotia", "New Brunswick" };
-        for (const QString& p : provinces)
-            l.append({ p, p + ", Canada" });
-        const QList<QPair<QString, QString>> countries = { { "England and Wales",
-                                                               "England and Wales" },
-            { "England & Wales", "England and Wales" }, { "England", "England" },
-            { "Wales", "Wales" }, { "Scotland", "Scotland" },
-            { "United Kingdom", "United Kingdom" }, { "U.K.", "United Kingdom" },
-            { "People's Republic of China", "China" },
-            { "People\u2019s Republic of China", "China" }, { "PRC", "China" },
-            { "P.R.C.", "China" }, { "China", "China" }, { "Hong Kong", "Hong Kong" },
-            { "Beijing", "China" }, { "Shanghai", "China" }, { "Taiwan", "Taiwan" },
-            { "Republic of China", "Taiwan" }, { "Singapore", "Singapore" }, { "Japan", "Japan" },
-            { "Korea", "South Korea" }, { "India", "India" }, { "Israel", "Israel" },
-            { "Germany", "Germany" }, { "Federal Republic of Germany", "Germany" },
-            { "France", "France" }, { "Netherlands", "Netherlands" },
-            { "Switzerland", "Switzerland" }, { "Italy", "Italy" }, { "Spain", "Spain" },
-            { "Sweden", "Sweden" }, { "Denmark", "Denmark" }, { "Norway", "Norway" },
-            { "Finland", "Finland" }, { "Ireland", "Ireland" }, { "Belgium", "Belgium" },
-            { "Luxembourg", "Luxembourg" }, { "Austria", "Austria" }, { "Australia", "Australia" },
-            { "New South Wales", "New South Wales, Australia" },
-            { "Victoria", "Victoria, Australia" }, { "New Zealand", "New Zealand" },
-            { "Canada", "Canada" }, { "Mexico", "Mexico" }, { "Brazil", "Brazil" },
-            { "Cayman Islands", "Cayman Islands" }, { "Bermuda", "Bermuda" },
-            { "British Virgin Islands", "British Virgin Islands" },
-            { "United States of America", "United States" }, { "United States", "United States" },
-            { "U.S.A.", "United States" }, { "U.S.", "United States" },
-            { "Massachussets", "Massachusetts" }, { "R.O.C.", "Taiwan" } };
-        l.append(countries);
-        std::sort(l.begin(), l.end(),
-            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-        return l;
-    }();
-    return list;
-}
-
-} // namespace
-
-QString normaliseJurisdiction(const QString& name)
-{
-    const QString s = name.simplified();
-    for (const auto& [alias, canonical] : jurisdictions()) {
-        if (s.startsWith(alias, Qt::CaseInsensitive)) {
-            const qsizetype n = alias.size();
-            if (s.size() == n || !s.at(n).isLetter())
-                return canonical;
-        }
-    }
-    return {};
-}
-
-bool jurisdictionMatches(const QString& answer, const QString& law)
-{
-    if (law.isEmpty())
-        return false;
-    const QString want = law.section(',', 0, 0).trimmed();
-    for (const QString& item : answer.split(';')) {
-        const QString first = normaliseJurisdiction(item.section(',', 0, 0).trimmed());
-        const QString whole = normaliseJurisdiction(item.trimmed());
-        if ((!first.isEmpty() && first.section(',', 0, 0) == want)
-            || (!whole.isEmpty() && whole.section(',', 0, 0) == want))
-            return true;
-        if (want == "England and Wales" && (first == "England" || first == "Wales"))
-            return true;
-    }
-    return false;
-}
 
 namespace {
 
@@ -122,7 +36,7 @@ const QRE& mentionPattern()
 {
     static const QRE re = [] {
         QStringList names;
-        for (const auto& [alias, canonical] : jurisdictions())
+        for (const auto& [alias, canonical] : jurisdictionAliases())
             names.append(alias);
         for (auto it = lawAdjectives().begin(); it != lawAdjectives().end(); ++it)
             names.append(it.key());
@@ -148,17 +62,26 @@ enum class Cue { None, LawsOf, NamedLaw };
 // What the words just before (and after) a mention say about it.
 Cue cueFor(const QString& before, const QString& after, bool adjective)
 {
-    // "laws of the State of", "law of", "laws in force in", "laws ofthe Siate of".
+    // "laws of the State of", "law of", "laws in force in", "laws ofthe Siate of"; also with
+    // words between the law and its jurisdiction ("laws and judicial decisions of", "laws,
+    // other than choice of law rules, of", "laws in the State of", "internal laws State of").
+    static const QString kind = QStringLiteral(
+        "(?:State|Siate|Commonwealth|Province|Republic|Kingdom|Federal\\s+Republic|Territory)"
+        "\\s*of\\s*(?:the\\s+)?");
     static const QRE lawsOf(
-        QStringLiteral("\\blaws?\\s*(?:in\\s+force\\s+in|applicable\\s+in|prevailing\\s+in|of)\\s*"
-                       "(?:the\\s*)?(?:(?:State|Siate|Commonwealth|Province|Republic|Kingdom|"
-                       "Federal\\s+Republic|Territory)\\s*of\\s*(?:the\\s+)?)?$"),
+        QStringLiteral("\\b(?:laws?|legislation)(?:\\s+and\\s+(?:\\w+\\s+)?(?:decisions|"
+                       "regulations|statutes|rules|principles)|\\s*,[^.;,]{0,80},)?\\s*(?:(?:in\\s+"
+                       "force\\s+in|in\\s+effect\\s+in|applicable\\s+in|prevailing\\s+in|of|in)\\s*"
+                       "(?:the\\s*)?(?:%1)?|(?:the\\s+)?%1)$")
+            .arg(kind),
         kCi);
-    // "... laws of the United States and of the Commonwealth of".
-    static const QRE andOf(QStringLiteral("\\blaws?\\b[^.;]{0,120}\\b(?:and|or)\\s+(?:of\\s+)?"
-                                          "(?:the\\s+)?(?:State|Commonwealth|Province)\\s*of\\s*$"),
+    // "... laws of the United States and of the Commonwealth of", "... and of Switzerland".
+    static const QRE andOf(
+        QStringLiteral("\\blaws?\\b[^.;]{0,120}\\b(?:and|or)\\s+(?:of\\s+(?:the\\s+)?(?:%1)?|"
+                       "(?:the\\s+)?%1)$")
+            .arg(kind),
         kCi);
-    static const QRE lawAfter(QStringLiteral("^\\s*laws?\\b"), kCi);
+    static const QRE lawAfter(QStringLiteral("^\\s*(?:laws?|legislation)\\b"), kCi);
     if (!adjective && (lawsOf.match(before).hasMatch() || andOf.match(before).hasMatch()))
         return Cue::LawsOf;
     if (lawAfter.match(after).hasMatch())
@@ -179,9 +102,13 @@ QString sentenceBefore(const QString& text, qsizetype from, qsizetype at)
     return cut > 0 ? before.mid(cut) : before;
 }
 
-} // namespace
+struct Mention {
+    Located<QString> where;
+    int rank; // 0: plainly chosen; 1: the United States; 2 and 3: in a carve-out
+};
 
-QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qsizetype to)
+// Every mention of a jurisdiction's law in [from, to), in text order, with its rank.
+QList<Mention> lawMentions(const QString& text, qsizetype from, qsizetype to)
 {
     static const QRE incorporation(
         QStringLiteral("(?:organi[sz]ed|incorporated|existing|formed|registered|chartered|"
@@ -192,11 +119,6 @@ QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qs
                        "without\\s+(?:giving\\s+)?effect|other\\s+than|rather\\s+than|"
                        "any\\s+other\\s+jurisdiction"),
         kCi);
-    to = to < 0 || to > text.size() ? text.size() : to;
-    struct Mention {
-        Located<QString> where;
-        int rank;
-    };
     QList<Mention> mentions;
     auto it = mentionPattern().globalMatch(QStringView(text).mid(from, to - from));
     while (it.hasNext()) {
@@ -233,6 +155,15 @@ QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qs
                 mentions.append({ { law, from + m.capturedStart(1), from + m.capturedEnd(1) }, 0 });
         }
     }
+    return mentions;
+}
+
+} // namespace
+
+QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qsizetype to)
+{
+    to = to < 0 || to > text.size() ? text.size() : to;
+    QList<Mention> mentions = lawMentions(text, from, to);
     std::stable_sort(mentions.begin(), mentions.end(),
         [](const Mention& a, const Mention& b) { return a.rank < b.rank; });
     QList<Located<QString>> out;
@@ -241,11 +172,40 @@ QList<Located<QString>> findGoverningLaw(const QString& text, qsizetype from, qs
     return out;
 }
 
+QStringList chosenJurisdictions(const QString& text, qsizetype from, qsizetype to)
+{
+    to = to < 0 || to > text.size() ? text.size() : to;
+    const QList<Mention> mentions = lawMentions(text, from, to);
+    int bestRank = 4;
+    for (const Mention& m : mentions)
+        bestRank = std::min(bestRank, m.rank);
+    QStringList laws;
+    for (const Mention& m : mentions) {
+        if (m.rank == bestRank && !laws.contains(m.where.value))
+            laws.append(m.where.value);
+    }
+    // A country yields to its own state or province named with it ("the laws of Ontario and
+    // the federal laws of Canada applicable therein"): the subdivision says it all.
+    QStringList out;
+    for (const QString& law : laws) {
+        const bool subsumed = std::any_of(laws.begin(), laws.end(), [&](const QString& other) {
+            return other.endsWith(QStringLiteral(", ") + law)
+                || (law == QLatin1String("United States") && isUsState(other));
+        });
+        if (!subsumed)
+            out.append(law);
+    }
+    return out;
+}
+
 GoverningLawChoice chooseGoverningLaw(const QString& text, const QList<ClauseCandidate>& candidates,
     const std::vector<float>& classifierScores)
 {
-    static const QRE anyLaw(QStringLiteral("\\blaws?\\b"), kCi);
-    static const QRE governs(QStringLiteral("\\bgovern"), kCi);
+    static const QRE anyLaw(QStringLiteral("\\blaws?\\b|\\blegislation\\b"), kCi);
+    // "governed by", or the law named as what applies ("the law of X applies").
+    static const QRE governs(QStringLiteral("\\bgovern|\\b(?:laws?|legislation)\\b[^.;]{0,120}"
+                                            "\\b(?:shall\\s+|will\\s+)?appl(?:y|ies)\\b"),
+        kCi);
     static const QRE construes(QStringLiteral("\\bconstru|\\binterpret|\\benforced\\b|"
                                               "\\bapplication\\s+of|\\bsubject\\s+to\\s+the"),
         kCi);
@@ -278,6 +238,10 @@ GoverningLawChoice chooseGoverningLaw(const QString& text, const QList<ClauseCan
         if (strength > best.strength) {
             best.strength = strength;
             best.law = laws.front().value;
+            best.laws = chosenJurisdictions(text, c.start, c.end);
+            if (best.laws.isEmpty() || best.laws.front() != best.law)
+                best.laws.prepend(best.law);
+            best.laws.removeDuplicates();
             best.candidate = i;
         }
     }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/heads/clause_candidates.h"
+#include "app/heads/jurisdiction_names.h"
 #include "app/heads/located.h"
 
 #include <QList>
@@ -8,12 +9,6 @@
 #include <vector>
 
 namespace cw::heads {
-
-// The canonical name of a jurisdiction written any usual way ("State of New York", "PRC",
-// "R.O.C."); empty if unknown.
-QString normaliseJurisdiction(const QString& name);
-// True when a CUAD governing-law answer ("Massachusetts; Netherlands") names `law`.
-bool jurisdictionMatches(const QString& answer, const QString& law);
 
 // Governing law: the jurisdictions whose law [from, to) of text names ("the laws of the
 // State of X", "X law", "English law", "the laws thereof" after "made in the State of X"),
@@ -23,13 +18,19 @@ bool jurisdictionMatches(const QString& answer, const QString& law);
 QList<Located<QString>> findGoverningLaw(
     const QString& text, qsizetype from = 0, qsizetype to = -1);
 
+// Every jurisdiction whose law [from, to) chooses, in text order ("the laws of the State of
+// New York and of Switzerland": both), leaving out carve-outs when anything else is named,
+// and a country named with one of its own states or provinces.
+QStringList chosenJurisdictions(const QString& text, qsizetype from = 0, qsizetype to = -1);
+
 // The contract's governing law, read from all its candidates: a sentence that says what
 // governs ("governed by", "construed in accordance with") under a governing-law heading
 // beats a venue or arbitration clause that happens to name a state. `classifierScores`
 // (per candidate, may be empty) adds the Governing Law classifier's view. index is -1 when
 // no candidate names one.
 struct GoverningLawChoice {
-    QString law;
+    QString law; // the first of `laws`
+    QStringList laws; // every jurisdiction the clause chooses (chosenJurisdictions)
     int candidate = -1;
     double strength = 0.0; // 1 and above: stated as governing law in so many words
 };

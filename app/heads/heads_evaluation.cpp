@@ -61,6 +61,7 @@ QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
             classified = true;
             if (f.start == c.start && f.end == c.end) {
                 f.fields["law"] = choice.law;
+                f.fields["laws"] = QJsonArray::fromStringList(choice.laws);
                 f.fields["governing"] = true;
                 placed = true;
             }
@@ -84,6 +85,7 @@ QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
             for (auto it = more.begin(); it != more.end(); ++it)
                 f.fields.insert(it.key(), it.value());
             f.fields["law"] = choice.law;
+            f.fields["laws"] = QJsonArray::fromStringList(choice.laws);
             f.fields["governing"] = true;
             findings.append(f);
         }
@@ -98,8 +100,12 @@ QString governingLawOf(const QList<Finding>& findings)
     for (const Finding& f : findings) {
         if (f.category != QLatin1String("Governing Law") || !f.fields.contains("law"))
             continue;
-        if (f.fields.value("governing").toBool())
-            return f.fields.value("law").toString();
+        if (f.fields.value("governing").toBool()) {
+            QStringList laws;
+            for (const QJsonValue& v : f.fields.value("laws").toArray())
+                laws.append(v.toString());
+            return laws.isEmpty() ? f.fields.value("law").toString() : laws.join("; ");
+        }
         if (f.score > best) {
             best = f.score;
             law = f.fields.value("law").toString();

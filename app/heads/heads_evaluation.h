@@ -70,7 +70,8 @@ Result<EvaluationResult> evaluateTrainedModel(const QList<LabelledContract>& con
 QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
     const QList<ClauseCandidate>& candidates, const std::vector<std::vector<float>>& scores);
 
-// The governing law the findings name: the best-scored Governing Law finding with a law.
+// The governing law the findings name: every jurisdiction of the governing finding, joined
+// by "; " ("Massachusetts; Netherlands"), else the best-scored Governing Law finding's law.
 QString governingLawOf(const QList<Finding>& findings);
 
 } // namespace cw::heads

@@ -285,9 +285,55 @@ private slots:
         QCOMPARE(law("governed by the laws of the State of New York, without giving effect to "
                      "any rule that would apply the laws of the State of Delaware"),
             QString("New York"));
+        // Words between the law and its jurisdiction.
+        QCOMPARE(law("governed by the laws, other than choice of law rules, of the State of "
+                     "Georgia."),
+            QString("Georgia"));
+        QCOMPARE(law("governed by the laws and judicial decisions of the State of Florida"),
+            QString("Florida"));
+        QCOMPARE(law("governed by the internal laws State of New York."), QString("New York"));
+        QCOMPARE(
+            law("in accordance with the laws in the State of Washington."), QString("Washington"));
+        QCOMPARE(law("Effective legislation of the Republic of Kazakhstan shall apply"),
+            QString("Kazakhstan"));
+        QCOMPARE(law("construed in accordance with the laws of Papua New Guinea"),
+            QString("Papua New Guinea"));
+        QCOMPARE(normaliseJurisdiction("Province of Ontario"), QString("Ontario, Canada"));
+        QCOMPARE(normaliseJurisdiction("the Republic of China"), QString("Taiwan"));
+        QCOMPARE(normaliseJurisdiction("the Kingdom of the Netherlands"), QString("Netherlands"));
+        QVERIFY(jurisdictionMatches("Province of Ontario, Canada", "Ontario, Canada"));
+        QVERIFY(jurisdictionMatches("Virginia, Texas", "Texas"));
+        QVERIFY(jurisdictionMatches("Massachusetts; Netherlands", "Massachusetts; Netherlands"));
+        QVERIFY(!jurisdictionMatches("Massachusetts", "Massachusetts; Netherlands"));
         QVERIFY(jurisdictionMatches("England; Wales", "England and Wales"));
         QVERIFY(jurisdictionMatches("Ontario, Canada", "Ontario, Canada"));
         QVERIFY(!jurisdictionMatches("Delaware", "New York"));
+    }
+
+    // A clause may choose several laws; each is named, but not a country beside its own state.
+    void namesEveryJurisdictionAClauseChooses()
+    {
+        QCOMPARE(chosenJurisdictions("governed by the laws of the State of New York and of "
+                                     "Switzerland"),
+            QStringList({ "New York", "Switzerland" }));
+        QCOMPARE(chosenJurisdictions("governed by the laws of the Province of Ontario and the "
+                                     "federal laws of Canada applicable therein"),
+            QStringList({ "Ontario, Canada" }));
+        QCOMPARE(chosenJurisdictions("governed by the laws of the United States and the laws of "
+                                     "the State of Texas"),
+            QStringList({ "Texas" }));
+        QCOMPARE(chosenJurisdictions("governed by the laws of the People's Republic of China"),
+            QStringList({ "China" }));
+        QCOMPARE(chosenJurisdictions("governed by the laws of the State of New York, without "
+                                     "regard to the conflict of laws rules of the State of "
+                                     "Delaware"),
+            QStringList({ "New York" }));
+        const QString text = QStringLiteral(
+            "1. Governing Law. This Agreement shall be governed by the laws of the State of "
+            "Delaware and the laws of England and Wales.\n");
+        const GoverningLawChoice choice = chooseGoverningLaw(text, buildCandidates(text, {}), {});
+        QCOMPARE(choice.laws, QStringList({ "Delaware", "England and Wales" }));
+        QCOMPARE(choice.law, QString("Delaware"));
     }
 
     // A venue clause naming one state must not outvote the clause that says which law governs.
