@@ -9,7 +9,7 @@ namespace cw::heads {
 
 namespace {
 constexpr quint32 kMagic = 0x4D435743; // "CWCM"
-constexpr quint32 kFormatVersion = 3;
+constexpr quint32 kFormatVersion = 4;
 constexpr quint32 kOldestFormat = 2; // no calibration
 constexpr quint32 kMaxCategories = 256;
 } // namespace
@@ -80,7 +80,11 @@ QByteArray ClauseModel::serialize() const
         out << c.category.toUtf8() << c.bias << c.presenceThreshold << c.cueThreshold
             << c.spanThreshold << quint8(c.calibration.has_value())
             << (c.calibration ? c.calibration->slope : 0.0f)
-            << (c.calibration ? c.calibration->intercept : 0.0f) << quint32(c.indices.size());
+            << (c.calibration ? c.calibration->intercept : 0.0f) << quint8(c.presence.has_value())
+            << (c.presence ? c.presence->bias : 0.0f);
+        for (int j = 0; j < kPresenceFeatures; ++j)
+            out << (c.presence ? c.presence->weights[size_t(j)] : 0.0f);
+        out << quint32(c.indices.size());
         for (size_t j = 0; j < c.indices.size(); ++j)
             out << quint32(c.indices[j]) << c.weights[j];
     }
@@ -123,6 +127,20 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
                 return makeError(where + ": bad calibration in category " + std::to_string(k));
             if (calibrated)
                 c.calibration = calibration;
+        }
+        if (format >= 4) {
+            quint8 hasPresence = 0;
+            PresenceModel presence;
+            in >> hasPresence >> presence.bias;
+            bool finite = std::isfinite(presence.bias);
+            for (float& w : presence.weights) {
+                in >> w;
+                finite = finite && std::isfinite(w);
+            }
+            if (hasPresence > 1 || !finite)
+                return makeError(where + ": bad presence model in category " + std::to_string(k));
+            if (hasPresence)
+                c.presence = presence;
         }
         in >> nnz;
         if (in.status() != QDataStream::Ok)

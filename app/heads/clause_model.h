@@ -1,5 +1,6 @@
 #pragma once
 
+#include "app/heads/presence_model.h"
 #include "app/heads/score_calibration.h"
 #include "app/heads/text_features.h"
 #include "engine/common/result.h"
@@ -27,14 +28,17 @@ struct CategoryModel {
     float cueThreshold = 2.0f; // above 1: the cue plays no part
     float spanThreshold = 0.5f;
     std::optional<PlattCalibration> calibration;
+    // When fitted, presence is decided by this model's probability against
+    // `presenceThreshold` instead of the best candidate's score (and the cue route is off).
+    std::optional<PresenceModel> presence;
     std::vector<uint32_t> indices; // sorted
     std::vector<float> weights;
 };
 
 // The clause classifier's data file ("CWCM" binary, little-endian): a header with the
 // feature version and hash size, then the categories (format 3 adds each category's
-// calibration; format 2 files load without one). Scoring uses an inverted index so a
-// candidate costs one pass over its features.
+// calibration, format 4 its presence model; older files load without them). Scoring uses an
+// inverted index so a candidate costs one pass over its features.
 class ClauseModel {
 public:
     ClauseModel() = default;

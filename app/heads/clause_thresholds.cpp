@@ -51,8 +51,8 @@ double presenceF1(const std::vector<ContractEvidence>& evidence, float high, flo
     return tp ? 2.0 * tp / double(2 * tp + fp + fn) : 0.0;
 }
 
-// Sets presenceThreshold and cueThreshold of `c` for contract-level F1.
-void choosePresence(CategoryModel& c, const std::vector<ContractEvidence>& evidence)
+// Sets presenceThreshold and cueThreshold of `c` for contract-level F1; returns that F1.
+double choosePresence(CategoryModel& c, const std::vector<ContractEvidence>& evidence)
 {
     int positives = 0;
     std::vector<float> best, cued;
@@ -65,7 +65,7 @@ void choosePresence(CategoryModel& c, const std::vector<ContractEvidence>& evide
     c.presenceThreshold = kNever;
     c.cueThreshold = kNever;
     if (positives == 0)
-        return;
+        return 0.0;
     const float floor = positives < kFewPositives ? kRareFloor : kFloor;
     const std::vector<float> highs = cutPoints(best, floor);
     double bestPlain = 0.0;
@@ -77,7 +77,7 @@ void choosePresence(CategoryModel& c, const std::vector<ContractEvidence>& evide
         }
     }
     if (cued.empty())
-        return;
+        return bestPlain;
     const std::vector<float> lows = cutPoints(cued, 0.0f);
     double bestWithCue = bestPlain;
     float bestHigh = c.presenceThreshold, bestLow = kNever;
@@ -96,7 +96,26 @@ void choosePresence(CategoryModel& c, const std::vector<ContractEvidence>& evide
     if (bestWithCue >= bestPlain + kCueGain) {
         c.presenceThreshold = bestHigh;
         c.cueThreshold = bestLow;
+        return bestWithCue;
     }
+    return bestPlain;
+}
+
+// Fits the category's presence model on the held-out contracts and chooses its threshold for
+// contract-level F1 on them; `c` keeps its rule when no model can be fitted.
+void choosePresenceModel(CategoryModel& c, const std::vector<PresenceSample>& samples)
+{
+    const std::optional<PresenceModel> model = fitPresenceModel(samples);
+    if (!model)
+        return;
+    std::vector<ContractEvidence> evidence;
+    for (const PresenceSample& s : samples)
+        evidence.push_back({ float(model->probability(s.x)), -1.0f, s.present });
+    CategoryModel trial = c;
+    choosePresence(trial, evidence);
+    c.presence = model;
+    c.presenceThreshold = trial.presenceThreshold;
+    c.cueThreshold = kNever;
 }
 
 float bestSpanThreshold(const std::vector<PreparedContract>& contracts,
@@ -176,8 +195,11 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
         const int bit = int(cuadCategories().indexOf(categories[k].category));
         assert(bit >= 0);
         std::vector<ContractEvidence> evidence;
+        std::vector<PresenceSample> samples;
         for (const HeldOutScores& h : held) {
             const PreparedContract& p = contracts[size_t(h.contract)];
+            samples.push_back({ presenceFeatures(h.scores, k, p.cued[size_t(bit)]),
+                bool((p.present >> bit) & 1u) });
             ContractEvidence e;
             for (const auto& s : h.scores)
                 e.best = std::max(e.best, s[size_t(k)]);
@@ -186,7 +208,10 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
             e.present = (p.present >> bit) & 1u;
             evidence.push_back(e);
         }
+        categories[k].presence.reset();
         choosePresence(categories[k], evidence);
+        if (presenceCues)
+            choosePresenceModel(categories[k], samples);
         categories[k].spanThreshold = bestSpanThreshold(contracts, held, categories[k], k, bit);
         categories[k].calibration = fitCalibration(contracts, held, categories[k], k, bit);
     }

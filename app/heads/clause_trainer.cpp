@@ -231,6 +231,53 @@ ClauseModel fitClauseModel(const std::vector<PreparedContract>& contracts,
     return ClauseModel(o.hashBits, std::move(models));
 }
 
+ClauseModel averageModels(const std::vector<ClauseModel>& models, size_t keepWeights)
+{
+    assert(!models.empty());
+    const uint32_t hashBits = models.front().hashBits();
+    const float share = 1.0f / float(models.size());
+    QList<CategoryModel> out = models.front().categories();
+    std::vector<float> dense(size_t(1) << hashBits, 0.0f);
+    std::vector<uint32_t> touched;
+    std::vector<std::pair<float, uint32_t>> strongest;
+    for (int k = 0; k < out.size(); ++k) {
+        CategoryModel& c = out[k];
+        c.bias = 0.0f;
+        touched.clear();
+        for (const ClauseModel& m : models) {
+            assert(m.hashBits() == hashBits && m.categories().size() == out.size());
+            const CategoryModel& mk = m.categories()[k];
+            c.bias += share * mk.bias;
+            for (size_t j = 0; j < mk.indices.size(); ++j) {
+                if (dense[mk.indices[j]] == 0.0f)
+                    touched.push_back(mk.indices[j]);
+                dense[mk.indices[j]] += share * mk.weights[j];
+            }
+        }
+        strongest.clear();
+        for (uint32_t f : touched) {
+            if (dense[f] != 0.0f)
+                strongest.push_back({ dense[f], f });
+            dense[f] = 0.0f;
+        }
+        if (strongest.size() > keepWeights) {
+            std::nth_element(strongest.begin(), strongest.begin() + long(keepWeights),
+                strongest.end(),
+                [](const auto& a, const auto& b) { return std::abs(a.first) > std::abs(b.first); });
+            strongest.resize(keepWeights);
+        }
+        std::sort(strongest.begin(), strongest.end(),
+            [](const auto& a, const auto& b) { return a.second < b.second; });
+        c.indices.clear();
+        c.weights.clear();
+        for (const auto& [weight, f] : strongest) {
+            c.indices.push_back(f);
+            c.weights.push_back(weight);
+        }
+    }
+    return ClauseModel(hashBits, std::move(out));
+}
+
 std::vector<std::vector<float>> scoreContract(
     const ClauseModel& model, const PreparedContract& contract)
 {
@@ -245,28 +292,25 @@ ClauseModel trainClauseModel(const std::vector<PreparedContract>& contracts,
     const std::vector<int>& train, const TrainingOptions& options,
     const std::function<void(const QString&)>& log)
 {
-    // Held-out scores for every training contract from inner folds, and the final model,
-    // fitted side by side.
+    // One model per inner fold, each scoring the training contracts it did not see.
     const int folds = std::max(2, options.thresholdFolds);
     std::vector<std::vector<HeldOutScores>> heldByFold(static_cast<size_t>(folds));
-    ClauseModel final;
-    runParallel(folds + 1, options.threads, [&](int f) {
-        if (f == folds) {
-            final = fitClauseModel(contracts, train, options);
-            return;
-        }
+    std::vector<ClauseModel> innerModels(static_cast<size_t>(folds));
+    runParallel(folds, options.threads, [&](int f) {
         std::vector<int> inner, outer;
         for (size_t i = 0; i < train.size(); ++i)
             (int(i) % folds == f ? outer : inner).push_back(train[i]);
-        const ClauseModel model = fitClauseModel(contracts, inner, options);
+        innerModels[size_t(f)] = fitClauseModel(contracts, inner, options);
         for (int c : outer)
-            heldByFold[size_t(f)].push_back({ c, scoreContract(model, contracts[size_t(c)]) });
+            heldByFold[size_t(f)].push_back(
+                { c, scoreContract(innerModels[size_t(f)], contracts[size_t(c)]) });
     });
+    const ClauseModel final = averageModels(innerModels, options.keepWeights);
     std::vector<HeldOutScores> held;
     for (auto& fold : heldByFold)
         std::move(fold.begin(), fold.end(), std::back_inserter(held));
     if (log)
-        log(QStringLiteral("%1 inner folds and the final model (%2 contracts) trained")
+        log(QStringLiteral("%1 inner-fold models trained and averaged (%2 contracts)")
                 .arg(folds)
                 .arg(train.size()));
     return withThresholds(final, contracts, held, options.presenceCues);

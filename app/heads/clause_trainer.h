@@ -29,7 +29,7 @@ struct TrainingOptions {
     uint32_t hashBits = kDefaultHashBits;
     int epochs = 6;
     float learningRate = 0.5f;
-    int thresholdFolds = 3; // inner folds for choosing thresholds
+    int thresholdFolds = 4; // inner folds: their models are averaged, thresholds fitted on them
     size_t keepWeights = 6000; // strongest weights kept per category
     uint32_t seed = 17;
     int threads = 0; // worker threads for independent fits; 0: one per core
@@ -49,13 +49,20 @@ const QStringList& classifierCategories();
 ClauseModel fitClauseModel(const std::vector<PreparedContract>& contracts,
     const std::vector<int>& train, const TrainingOptions& options);
 
+// The model whose logit is the mean of the models' logits: every weight and bias averaged
+// (the models share hash size and categories), each category pruned again to its
+// `keepWeights` strongest weights. Thresholds fitted on the held-out scores of the inner-fold
+// models suit their average, which has seen all the data; a model fitted anew on all of it
+// scores higher than they do on text it never saw, and its thresholds would sit too low.
+ClauseModel averageModels(const std::vector<ClauseModel>& models, size_t keepWeights);
+
 // Per-candidate probabilities [candidate][category] for one prepared contract, with the
 // category gates applied.
 std::vector<std::vector<float>> scoreContract(
     const ClauseModel& model, const PreparedContract& contract);
 
-// Trains the model on `train` and picks thresholds by inner cross-validation on those
-// contracts only. `log` gets one line per stage.
+// Trains one model per inner fold of `train`, picks thresholds on their held-out scores, and
+// returns their average (averageModels) with those thresholds. `log` gets one line per stage.
 ClauseModel trainClauseModel(const std::vector<PreparedContract>& contracts,
     const std::vector<int>& train, const TrainingOptions& options,
     const std::function<void(const QString&)>& log = {});

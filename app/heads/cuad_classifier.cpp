@@ -81,6 +81,12 @@ PresenceDecision decidePresence(const CategoryModel& c,
             d.top = int(i);
         }
     }
+    if (c.presence) {
+        d.present = d.top >= 0
+            && c.presence->probability(presenceFeatures(scores, k, cued))
+                >= double(c.presenceThreshold);
+        return d;
+    }
     if (d.top >= 0 && topScore >= c.presenceThreshold) {
         d.present = true;
         return d;
@@ -110,7 +116,7 @@ QList<Finding> classifyCandidates(const ClauseModel& model, const QString& text,
     const auto& categories = model.categories();
     for (int k = 0; k < categories.size(); ++k) {
         const CategoryModel& c = categories[k];
-        const std::vector<int> cued = c.cueThreshold <= 1.0f
+        const std::vector<int> cued = c.cueThreshold <= 1.0f || c.presence
             ? cueCandidates(c.category, text, candidates)
             : std::vector<int> {};
         const PresenceDecision presence = decidePresence(c, scores, k, cued);

@@ -116,10 +116,11 @@ QString governingLawOf(const QList<Finding>& findings)
 
 namespace {
 
-// Every model a k-fold evaluation needs, fitted once: the model of each outer fold (trained
-// on the other folds) and, for each pair of folds {f, g}, a model trained without both,
-// whose scores on g are the held-out scores fold f's thresholds are chosen on. The test
-// fold never reaches the models or the thresholds it is scored with.
+// Every model a k-fold evaluation needs, fitted once: for each pair of folds {f, g}, a model
+// trained without both. Its scores on g are held-out scores that fold f's thresholds are
+// chosen on, and fold f is scored by the average of the pair models without f, as
+// trainClauseModel ships the average of its inner-fold models. The test fold never reaches
+// the models or the thresholds it is scored with.
 struct FoldModels {
     std::vector<ClauseModel> outer;
     std::vector<std::vector<HeldOutScores>> heldOut; // per outer fold
@@ -137,31 +138,24 @@ FoldModels fitFoldModels(const std::vector<PreparedContract>& prepared, int fold
     FoldModels out;
     out.outer.resize(size_t(folds));
     out.heldOut.resize(size_t(folds));
+    std::vector<ClauseModel> pairModels(pairs.size());
     // pairScores[p][i]: scores of contract i (in fold f or g of pair p) by the pair's model.
     std::vector<std::vector<std::vector<std::vector<float>>>> pairScores(pairs.size());
     std::atomic<int> done { 0 };
-    const int tasks = int(pairs.size()) + folds;
+    const int tasks = int(pairs.size());
     runParallel(tasks, options.threads, [&](int t) {
+        const auto [f, g] = pairs[size_t(t)];
         std::vector<int> train;
-        if (t < folds) {
-            for (int i = 0; i < n; ++i) {
-                if (i % folds != t)
-                    train.push_back(i);
-            }
-            out.outer[size_t(t)] = fitClauseModel(prepared, train, options);
-        } else {
-            const auto [f, g] = pairs[size_t(t - folds)];
-            for (int i = 0; i < n; ++i) {
-                if (i % folds != f && i % folds != g)
-                    train.push_back(i);
-            }
-            const ClauseModel model = fitClauseModel(prepared, train, options);
-            auto& scores = pairScores[size_t(t - folds)];
-            scores.resize(size_t(n));
-            for (int i = 0; i < n; ++i) {
-                if (i % folds == f || i % folds == g)
-                    scores[size_t(i)] = scoreContract(model, prepared[size_t(i)]);
-            }
+        for (int i = 0; i < n; ++i) {
+            if (i % folds != f && i % folds != g)
+                train.push_back(i);
+        }
+        pairModels[size_t(t)] = fitClauseModel(prepared, train, options);
+        auto& scores = pairScores[size_t(t)];
+        scores.resize(size_t(n));
+        for (int i = 0; i < n; ++i) {
+            if (i % folds == f || i % folds == g)
+                scores[size_t(i)] = scoreContract(pairModels[size_t(t)], prepared[size_t(i)]);
         }
         if (log)
             log(QStringLiteral("model %1/%2 fitted").arg(++done).arg(tasks));
@@ -174,6 +168,14 @@ FoldModels fitFoldModels(const std::vector<PreparedContract>& prepared, int fold
             else if (i % folds == f)
                 out.heldOut[size_t(g)].push_back({ i, pairScores[p][size_t(i)] });
         }
+    }
+    for (int f = 0; f < folds; ++f) {
+        std::vector<ClauseModel> without;
+        for (size_t p = 0; p < pairs.size(); ++p) {
+            if (pairs[p].first == f || pairs[p].second == f)
+                without.push_back(pairModels[p]);
+        }
+        out.outer[size_t(f)] = averageModels(without, options.keepWeights);
     }
     return out;
 }
@@ -335,7 +337,7 @@ Result<EvaluationResult> evaluateHeads(const QList<LabelledContract>& contracts,
     const FoldModels models = fitFoldModels(prepared, folds, options, log);
     if (log)
         log(QStringLiteral("fitted %1 models in %2 s")
-                .arg(folds * (folds + 1) / 2)
+                .arg(folds * (folds - 1) / 2)
                 .arg(double(clock.elapsed()) / 1000.0, 0, 'f', 1));
     for (const QString& n : cuadCategories())
         result.categories.append(CategoryScore { n });

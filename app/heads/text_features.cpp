@@ -21,14 +21,22 @@ uint32_t mix(uint32_t h)
 }
 
 // Word hashes of [start, end): letters lower-cased, digits folded into one number token.
-void wordHashes(const QString& text, qsizetype start, qsizetype end, std::vector<uint32_t>& out)
+// With `stems`, words longer than kStemLength letters also give the hash of their first
+// kStemLength letters, so "terminate", "terminated" and "termination" share a feature.
+constexpr int kStemLength = 6;
+
+void wordHashes(const QString& text, qsizetype start, qsizetype end, std::vector<uint32_t>& out,
+    std::vector<uint32_t>* stems = nullptr)
 {
     uint32_t h = 2166136261u;
+    uint32_t stem = 0;
     int length = 0;
     bool number = false;
     auto flush = [&] {
         if (length > 0)
             out.push_back(number ? kNumberToken : h);
+        if (stems && !number && length > kStemLength)
+            stems->push_back(stem);
         h = 2166136261u;
         length = 0;
         number = false;
@@ -39,7 +47,8 @@ void wordHashes(const QString& text, qsizetype start, qsizetype end, std::vector
             if (number)
                 flush();
             h = (h ^ c.toLower().unicode()) * 16777619u;
-            ++length;
+            if (++length == kStemLength)
+                stem = h;
         } else if (c.isDigit()) {
             if (length > 0 && !number)
                 flush();
@@ -65,7 +74,8 @@ enum Prefix : uint32_t {
     kPrev = 4,
     kNext = 5,
     kMeta = 6,
-    kHeadBi = 7
+    kHeadBi = 7,
+    kStem = 8
 };
 
 uint32_t featureHash(uint32_t prefix, uint32_t a, uint32_t b = 0)
@@ -148,14 +158,16 @@ FeatureVector candidateFeatures(
 {
     const ClauseCandidate& c = candidates[index];
     const uint32_t mask = (1u << hashBits) - 1u;
-    std::vector<uint32_t> words;
+    std::vector<uint32_t> words, stems;
     std::vector<uint32_t> out;
-    wordHashes(text, c.start, c.end, words);
-    out.reserve(words.size() * 2 + 64);
+    wordHashes(text, c.start, c.end, words, &stems);
+    out.reserve(words.size() * 3 + 64);
     for (size_t i = 0; i < words.size(); ++i) {
         out.push_back(featureHash(kUni, words[i]) & mask);
         out.push_back(featureHash(kBi, words[i], i + 1 < words.size() ? words[i + 1] : 1u) & mask);
     }
+    for (uint32_t s : stems)
+        out.push_back(featureHash(kStem, s) & mask);
     std::vector<uint32_t> heading;
     wordHashes(c.heading, 0, c.heading.size(), heading);
     for (size_t i = 0; i < heading.size(); ++i) {
@@ -171,6 +183,14 @@ FeatureVector candidateFeatures(
         wordHashes(text, p.start, p.end, prev);
         for (uint32_t w : prev)
             out.push_back(featureHash(kPrev, w) & mask);
+    }
+    // The next sentence often finishes what this one starts ("... subject to the following:").
+    if (index + 1 < candidates.size()) {
+        std::vector<uint32_t> next;
+        const ClauseCandidate& n = candidates[index + 1];
+        wordHashes(text, n.start, n.end, next);
+        for (uint32_t w : next)
+            out.push_back(featureHash(kNext, w) & mask);
     }
     const double relative = text.isEmpty() ? 0.0 : double(c.start) / double(text.size());
     out.push_back(featureHash(kMeta, 100 + uint32_t(relative * 20.0)) & mask);

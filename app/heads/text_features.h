@@ -17,11 +17,12 @@ struct FeatureVector {
 };
 
 // Bumped whenever the features change, so an old model file is refused, not misread.
-constexpr uint32_t kFeatureVersion = 3;
+constexpr uint32_t kFeatureVersion = 4;
 constexpr uint32_t kDefaultHashBits = 18;
 
-// Word unigrams and bigrams (lower-cased, numbers folded to one token), the words of the
-// section heading, the words of the previous candidate, relative position in the contract,
+// Word unigrams and bigrams (lower-cased, numbers folded to one token), stems (a long word's
+// first six letters), the words of the section heading, the words of the previous and the
+// next candidate, relative position in the contract,
 // length, and a few clause-type patterns (money amounts, day counts, defined terms).
 FeatureVector candidateFeatures(
     const QString& text, const QList<ClauseCandidate>& candidates, int index, uint32_t hashBits);

@@ -80,6 +80,27 @@ private slots:
         auto legacy = ClauseModel::deserialize(old, "old.cwm");
         QVERIFY2(legacy.ok(), legacy.ok() ? "" : legacy.error().message.c_str());
         QVERIFY(!legacy->categories()[0].calibration.has_value());
+        // A format-3 file (calibration, no presence model) loads without a presence model.
+        QByteArray three;
+        QDataStream out3(&three, QIODevice::WriteOnly);
+        out3.setByteOrder(QDataStream::LittleEndian);
+        out3.setFloatingPointPrecision(QDataStream::SinglePrecision);
+        out3 << quint32(0x4D435743) << quint32(3) << quint32(kFeatureVersion) << quint32(12)
+             << quint32(1) << QByteArray("Insurance") << 0.0f << 0.5f << 2.0f << 0.5f << quint8(1)
+             << 1.5f << -0.25f << quint32(0);
+        auto format3 = ClauseModel::deserialize(three, "three.cwm");
+        QVERIFY2(format3.ok(), format3.ok() ? "" : format3.error().message.c_str());
+        QVERIFY(format3->categories()[0].calibration.has_value());
+        QVERIFY(!format3->categories()[0].presence.has_value());
+        // A model trained on older features is refused with a message that says what to do.
+        QByteArray stale = old;
+        stale[8] = char(kFeatureVersion - 1);
+        auto refused = ClauseModel::deserialize(stale, "stale.cwm");
+        QVERIFY(!refused.ok());
+        const QString why = QString::fromStdString(refused.error().message);
+        QVERIFY2(why.contains("stale.cwm: model trained with feature version")
+                && why.contains("retrain"),
+            qPrintable(why));
         old[4] = 9; // format 9 does not exist
         auto future = ClauseModel::deserialize(old, "future.cwm");
         QVERIFY(!future.ok());
@@ -194,13 +215,15 @@ private slots:
 
     // Held-out contracts where the category is present score low but hold its cue; those
     // without it score as high with no cue: only the cue route separates them.
-    void thresholdsTakeTheCueRouteWhenItSeparates()
+    // Held-out contracts where the category's cue wording, not the best score, tells present
+    // from absent: half have it (and the category), all score about the same.
+    static void cueSeparatedContracts(
+        int count, std::vector<PreparedContract>& contracts, std::vector<HeldOutScores>& held)
     {
         const int bit = int(cuadCategories().indexOf("Insurance"));
-        QVERIFY(bit >= 0);
-        std::vector<PreparedContract> contracts(20);
-        std::vector<HeldOutScores> held;
-        for (int i = 0; i < 20; ++i) {
+        contracts.assign(size_t(count), {});
+        held.clear();
+        for (int i = 0; i < count; ++i) {
             PreparedContract& p = contracts[size_t(i)];
             const bool present = i % 2 == 0;
             p.labels = { present ? uint64_t(1) << bit : 0, 0 };
@@ -213,14 +236,48 @@ private slots:
             }
             held.push_back({ i, { { 0.3f + 0.01f * float(i % 4) }, { 0.05f } } });
         }
+    }
+
+    // With few held-out contracts the rule decides: the cue route opens when it separates.
+    void thresholdsTakeTheCueRouteWhenItSeparates()
+    {
+        std::vector<PreparedContract> contracts;
+        std::vector<HeldOutScores> held;
+        cueSeparatedContracts(14, contracts, held); // 7 positives: too few for a presence model
         CategoryModel c;
         c.category = "Insurance";
         const ClauseModel tuned = withThresholds(ClauseModel(12, { c }), contracts, held);
         const CategoryModel& t = tuned.categories()[0];
+        QVERIFY(!t.presence);
         QVERIFY2(t.cueThreshold <= 0.3f, qPrintable(QString::number(t.cueThreshold)));
         QVERIFY(t.presenceThreshold > 0.33f);
         const ClauseModel plain = withThresholds(ClauseModel(12, { c }), contracts, held, false);
         QVERIFY(plain.categories()[0].cueThreshold > 1.0f);
+    }
+
+    // With enough of them a presence model is fitted, learns what the cue says, and the model
+    // file keeps it.
+    void presenceModelLearnsFromTheHeldOutContracts()
+    {
+        std::vector<PreparedContract> contracts;
+        std::vector<HeldOutScores> held;
+        cueSeparatedContracts(24, contracts, held);
+        CategoryModel c;
+        c.category = "Insurance";
+        const ClauseModel tuned = withThresholds(ClauseModel(12, { c }), contracts, held);
+        const CategoryModel& t = tuned.categories()[0];
+        QVERIFY(t.presence);
+        QVERIFY(t.cueThreshold > 1.0f);
+        for (const HeldOutScores& h : held) {
+            const auto& cued
+                = contracts[size_t(h.contract)].cued[size_t(cuadCategories().indexOf("Insurance"))];
+            QCOMPARE(decidePresence(t, h.scores, 0, cued).present, h.contract % 2 == 0);
+        }
+        auto back = ClauseModel::deserialize(tuned.serialize(), "m");
+        QVERIFY(back.ok());
+        QVERIFY(back->categories()[0].presence);
+        QCOMPARE(back->categories()[0].presence->weights, t.presence->weights);
+        QCOMPARE(back->categories()[0].presence->bias, t.presence->bias);
     }
 
     void splitsSentencesNotAbbreviations()
