@@ -18,7 +18,6 @@ bool usesQ8K(const StepContext& ctx, const WeightMatrix& w)
     return ctx.integerProducts && quant::hasQ8KDot(w.type) && w.cols % quant::kQK_K == 0;
 }
 
-// x rows as Q8_K into `q` (resized; its storage is reused between calls).
 const quant::BlockQ8K* quantizeRows(
     const float* x, std::int64_t rows, std::int64_t cols, std::vector<quant::BlockQ8K>& q)
 {

@@ -47,6 +47,10 @@ void linear(
 // Whether products with w take x quantized to Q8_K (a k-quant type and integer products on).
 bool usesQ8K(const StepContext& ctx, const WeightMatrix& w);
 
+// x rows as Q8_K into `q` (resized; its storage is reused between calls).
+const kernels::quant::BlockQ8K* quantizeRows(const float* x, std::int64_t rows, std::int64_t cols,
+    std::vector<kernels::quant::BlockQ8K>& q);
+
 // Several matrices applied to the same input (q, k, v; or qkv, z, a, b): for a single token
 // they share one parallel region, so a decode step waits for the threads once, not per matrix.
 struct Projection {

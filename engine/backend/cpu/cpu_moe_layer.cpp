@@ -102,45 +102,170 @@ void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float
         16);
 }
 
-// Tokens grouped per expert: each expert's matrices are read once for its tokens.
+// y[t * yStride + r] = row r of w times token t's input for rows [begin, end) and n tokens
+// (x: n rows of w.cols floats; xq: the same rows as Q8_K, used when w takes it).
+void rowsTimesTokens(const StepContext& ctx, const WeightMatrix& w, const float* x,
+    const quant::BlockQ8K* xq, std::int64_t n, std::int64_t begin, std::int64_t end, float* y,
+    std::int64_t yStride)
+{
+    if (usesQ8K(ctx, w)) {
+        quant::matMulRowsQ8K(w.type, w.data, w.rowStride, w.cols, xq, n, begin, end, y, yStride);
+        return;
+    }
+    for (std::int64_t r = begin; r < end; ++r)
+        for (std::int64_t t = 0; t < n; ++t)
+            y[t * yStride + r] = quant::dotRow(
+                w.type, w.data + std::size_t(r) * w.rowStride, x + t * w.cols, w.cols);
+}
+
+// Calls fn(group, r0, r1) for the pieces of [begin, end) in a range laid out as `groups`
+// runs of `rows` rows each.
+template <typename Fn>
+void forGroupRows(std::int64_t begin, std::int64_t end, std::int64_t rows, Fn&& fn)
+{
+    while (begin < end) {
+        const std::int64_t g = begin / rows, r0 = begin % rows;
+        const std::int64_t r1 = std::min(rows, r0 + (end - begin));
+        fn(g, r0, r1);
+        begin += r1 - r0;
+    }
+}
+
+// Tokens grouped per expert, each expert's matrices read once for all the tokens that chose
+// it, and every stage one parallel region over all experts' rows: gate and up (with the
+// SiLU), then down, then each token's weighted sum in ascending expert order (the order of
+// the single-token path, so the sums round alike). A region per expert, as before, left most
+// of 16-64 threads waiting on matrices of a few hundred rows.
 void expertsForBatch(const StepContext& ctx, const MoeWeights& m, const float* x,
     const std::vector<std::vector<std::pair<std::int64_t, float>>>& perExpert, float* out)
 {
     const auto& hp = *ctx.hp;
     const std::int64_t T = ctx.rows, H = hp.hiddenSize, ffn = hp.expertFfnSize;
-    std::fill(out, out + T * H, 0.0f);
-    auto& xe = ctx.workspace->expertInput;
-    auto& gate = ctx.workspace->expertGate;
-    auto& up = ctx.workspace->expertUp;
-    auto& down = ctx.workspace->expertDown;
+    auto& ws = *ctx.workspace;
+
+    // The (expert, token) pairs, expert-major; a group is one expert's run of pairs.
+    struct Group {
+        std::int64_t expert, first, count;
+    };
+    std::vector<Group> groups;
+    std::vector<std::int64_t> pairToken;
+    std::vector<float> pairWeight;
     for (std::int64_t e = 0; e < std::int64_t(perExpert.size()); ++e) {
         const auto& list = perExpert[std::size_t(e)];
         if (list.empty())
             continue;
-        const std::int64_t n = std::int64_t(list.size());
-        PartTimer gateUpTime(ctx.timers, StepPart::ExpertsGateUp);
-        xe.resize(std::size_t(n * H));
-        for (std::int64_t i = 0; i < n; ++i)
-            std::memcpy(xe.data() + i * H, x + list[std::size_t(i)].first * H,
-                std::size_t(H) * sizeof(float));
-        gate.resize(std::size_t(n * ffn));
-        up.resize(std::size_t(n * ffn));
-        down.resize(std::size_t(n * H));
-        const WeightMatrix gateE = m.gate.expert(e), upE = m.up.expert(e);
-        const Projection gateUp[] = { { &gateE, gate.data() }, { &upE, up.data() } };
-        linearMany(ctx, gateUp, xe.data(), n);
-        ops::siluMul(up.data(), gate.data(), n * ffn);
-        gateUpTime.stop();
-        PartTimer downTime(ctx.timers, StepPart::ExpertsDown);
-        linear(ctx, m.down.expert(e), up.data(), n, down.data());
-        for (std::int64_t i = 0; i < n; ++i) {
-            float* o = out + list[std::size_t(i)].first * H;
-            const float w = list[std::size_t(i)].second;
-            const float* dn = down.data() + i * H;
-            for (std::int64_t c = 0; c < H; ++c)
-                o[c] += w * dn[c];
+        groups.push_back({ e, std::int64_t(pairToken.size()), std::int64_t(list.size()) });
+        for (const auto& [t, w] : list) {
+            pairToken.push_back(t);
+            pairWeight.push_back(w);
         }
     }
+    if (groups.empty()) {
+        std::fill(out, out + T * H, 0.0f);
+        return;
+    }
+    const std::int64_t P = std::int64_t(pairToken.size());
+    const std::int64_t G = std::int64_t(groups.size());
+    // Each token's pairs in ascending expert order (pairs are expert-major).
+    std::vector<std::int64_t> tokenStart(std::size_t(T + 1), 0);
+    std::vector<std::int64_t> tokenPairs(static_cast<std::size_t>(P));
+    for (std::int64_t p = 0; p < P; ++p)
+        ++tokenStart[std::size_t(pairToken[std::size_t(p)] + 1)];
+    for (std::int64_t t = 0; t < T; ++t)
+        tokenStart[std::size_t(t + 1)] += tokenStart[std::size_t(t)];
+    {
+        std::vector<std::int64_t> fill(tokenStart.begin(), tokenStart.end() - 1);
+        for (std::int64_t p = 0; p < P; ++p)
+            tokenPairs[std::size_t(fill[std::size_t(pairToken[std::size_t(p)])]++)] = p;
+    }
+
+    const WeightMatrix gate0 = m.gate.expert(groups[0].expert), up0 = m.up.expert(groups[0].expert);
+    const WeightMatrix down0 = m.down.expert(groups[0].expert);
+    const bool gateQ = usesQ8K(ctx, gate0), upQ = usesQ8K(ctx, up0), downQ = usesQ8K(ctx, down0);
+    const std::int64_t hBlocks = H / quant::kQK_K, fBlocks = ffn / quant::kQK_K;
+
+    PartTimer gateUpTime(ctx.timers, StepPart::ExpertsGateUp);
+    // Inputs per pair: as Q8_K (each token quantized once) and, for float products, as floats.
+    auto& xe = ws.expertInput;
+    auto& xeq = ws.expertInputQ8K;
+    if (gateQ || upQ) {
+        const quant::BlockQ8K* xq = quantizeRows(x, T, H, ws.quantized);
+        xeq.resize(std::size_t(P * hBlocks));
+        for (std::int64_t p = 0; p < P; ++p)
+            std::memcpy(xeq.data() + p * hBlocks, xq + pairToken[std::size_t(p)] * hBlocks,
+                std::size_t(hBlocks) * sizeof(quant::BlockQ8K));
+    }
+    if (!gateQ || !upQ) {
+        xe.resize(std::size_t(P * H));
+        for (std::int64_t p = 0; p < P; ++p)
+            std::memcpy(xe.data() + p * H, x + pairToken[std::size_t(p)] * H,
+                std::size_t(H) * sizeof(float));
+    }
+    auto& gate = ws.expertGate;
+    auto& up = ws.expertUp;
+    auto& down = ws.expertDown;
+    gate.resize(std::size_t(P * ffn));
+    up.resize(std::size_t(P * ffn));
+    ctx.pool->parallelFor(
+        G * ffn,
+        [&](std::int64_t begin, std::int64_t end) {
+            forGroupRows(begin, end, ffn, [&](std::int64_t g, std::int64_t r0, std::int64_t r1) {
+                const Group& grp = groups[std::size_t(g)];
+                const float* xf = xe.empty() ? nullptr : xe.data() + grp.first * H;
+                const quant::BlockQ8K* xq
+                    = xeq.empty() ? nullptr : xeq.data() + grp.first * hBlocks;
+                float* gg = gate.data() + grp.first * ffn;
+                float* uu = up.data() + grp.first * ffn;
+                rowsTimesTokens(ctx, m.gate.expert(grp.expert), xf, xq, grp.count, r0, r1, gg, ffn);
+                rowsTimesTokens(ctx, m.up.expert(grp.expert), xf, xq, grp.count, r0, r1, uu, ffn);
+                for (std::int64_t i = 0; i < grp.count; ++i)
+                    ops::siluMul(uu + i * ffn + r0, gg + i * ffn + r0, r1 - r0);
+            });
+        },
+        16);
+    gateUpTime.stop();
+
+    PartTimer downTime(ctx.timers, StepPart::ExpertsDown);
+    auto& hq = ws.expertHiddenQ8K;
+    if (downQ) {
+        hq.resize(std::size_t(P * fBlocks));
+        ctx.pool->parallelFor(
+            P,
+            [&](std::int64_t begin, std::int64_t end) {
+                for (std::int64_t p = begin; p < end; ++p)
+                    quant::quantizeRowQ8K(up.data() + p * ffn, hq.data() + p * fBlocks, ffn);
+            },
+            16);
+    }
+    down.resize(std::size_t(P * H));
+    ctx.pool->parallelFor(
+        G * H,
+        [&](std::int64_t begin, std::int64_t end) {
+            forGroupRows(begin, end, H, [&](std::int64_t g, std::int64_t r0, std::int64_t r1) {
+                const Group& grp = groups[std::size_t(g)];
+                rowsTimesTokens(ctx, m.down.expert(grp.expert), up.data() + grp.first * ffn,
+                    hq.empty() ? nullptr : hq.data() + grp.first * fBlocks, grp.count, r0, r1,
+                    down.data() + grp.first * H, H);
+            });
+        },
+        16);
+    ctx.pool->parallelFor(
+        T,
+        [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t t = begin; t < end; ++t) {
+                float* o = out + t * H;
+                std::fill(o, o + H, 0.0f);
+                for (std::int64_t i = tokenStart[std::size_t(t)]; i < tokenStart[std::size_t(t + 1)];
+                     ++i) {
+                    const std::int64_t p = tokenPairs[std::size_t(i)];
+                    const float w = pairWeight[std::size_t(p)];
+                    const float* dn = down.data() + p * H;
+                    for (std::int64_t c = 0; c < H; ++c)
+                        o[c] += w * dn[c];
+                }
+            }
+        },
+        4);
 }
 
 void sharedExpert(const StepContext& ctx, const MoeWeights& m, const float* x, float* out)

@@ -14,7 +14,8 @@ namespace cw::engine {
 struct StepWorkspace {
     std::vector<float> hidden, normed, delta; // [T][hidden]
     std::vector<float> queryGate, keys, values, queries, attention; // attention layer
-    std::vector<float> expertInput, expertGate, expertUp, expertDown; // MoE, tokens per expert
+    std::vector<float> expertInput, expertGate, expertUp, expertDown; // MoE, (expert, token) pairs
+    std::vector<kernels::quant::BlockQ8K> expertInputQ8K, expertHiddenQ8K; // the same as Q8_K
     std::vector<kernels::quant::BlockQ8K> quantized; // activations as Q8_K for linear()
 };
 

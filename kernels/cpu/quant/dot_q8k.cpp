@@ -163,52 +163,53 @@ void matVecRowsQ8K(TensorType type, const void* weights, std::size_t rowStrideBy
     }
 }
 
-void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes, std::int64_t rows,
-    std::int64_t cols, const BlockQ8K* x, std::int64_t nTokens, float* y, ThreadPool* pool)
+void matMulRowsQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes,
+    std::int64_t cols, const BlockQ8K* x, std::int64_t nTokens, std::int64_t begin,
+    std::int64_t end, float* y, std::int64_t yStride)
 {
     assert(hasQ8KDot(type) && cols % kQK_K == 0);
-    const RowDotQ8K dot = rowDotQ8K();
     const auto* base = static_cast<const std::uint8_t*>(weights);
     const std::int64_t blocks = cols / kQK_K;
+    if (nTokens == 1) {
+        matVecRowsQ8K(type, weights, rowStrideBytes, cols, x, begin, end, y + begin);
+        return;
+    }
     // ~64 KB of activations per token tile: with a chunk of weight rows it fits in L2.
     const std::int64_t tile
         = std::max<std::int64_t>(1, (64 * 1024) / (blocks * std::int64_t(sizeof(BlockQ8K))));
-    if (nTokens == 1) {
-        auto rowsOnly = [&](std::int64_t begin, std::int64_t end) {
-            matVecRowsQ8K(type, weights, rowStrideBytes, cols, x, begin, end, y + begin);
-        };
-        if (pool && pool->size() > 1 && rows >= 32)
-            pool->parallelFor(rows, rowsOnly, 16);
-        else
-            rowsOnly(0, rows);
-        return;
-    }
     // Up to 4 tokens per call share the unpacking of each weight block.
+    const RowDotQ8K dot = rowDotQ8K();
     const bool grouped
         = activeCpuKernelPath() != CpuKernelPath::Portable && hasQ8KTokensAvx2(type);
     const bool wide = activeCpuKernelPath() == CpuKernelPath::Avx512;
-    auto work = [&](std::int64_t begin, std::int64_t end) {
-        for (std::int64_t t0 = 0; t0 < nTokens; t0 += tile) {
-            const std::int64_t t1 = std::min(nTokens, t0 + tile);
-            for (std::int64_t r = begin; r < end; ++r) {
-                const void* row = base + std::size_t(r) * rowStrideBytes;
-                if (!grouped) {
-                    for (std::int64_t t = t0; t < t1; ++t)
-                        y[t * rows + r] = dot(type, row, x + t * blocks, cols);
-                    continue;
-                }
-                for (std::int64_t t = t0; t < t1; t += 4) {
-                    const int count = int(std::min<std::int64_t>(4, t1 - t));
-                    float out[4];
-                    if (wide)
-                        dotRowQ8KTokensAvx512(type, row, x + t * blocks, blocks, count, cols, out);
-                    else
-                        dotRowQ8KTokensAvx2(type, row, x + t * blocks, blocks, count, cols, out);
-                    for (int k = 0; k < count; ++k)
-                        y[(t + k) * rows + r] = out[k];
-                }
+    for (std::int64_t t0 = 0; t0 < nTokens; t0 += tile) {
+        const std::int64_t t1 = std::min(nTokens, t0 + tile);
+        for (std::int64_t r = begin; r < end; ++r) {
+            const void* row = base + std::size_t(r) * rowStrideBytes;
+            if (!grouped) {
+                for (std::int64_t t = t0; t < t1; ++t)
+                    y[t * yStride + r] = dot(type, row, x + t * blocks, cols);
+                continue;
+            }
+            for (std::int64_t t = t0; t < t1; t += 4) {
+                const int count = int(std::min<std::int64_t>(4, t1 - t));
+                float out[4];
+                if (wide)
+                    dotRowQ8KTokensAvx512(type, row, x + t * blocks, blocks, count, cols, out);
+                else
+                    dotRowQ8KTokensAvx2(type, row, x + t * blocks, blocks, count, cols, out);
+                for (int k = 0; k < count; ++k)
+                    y[(t + k) * yStride + r] = out[k];
             }
         }
+    }
+}
+
+void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes, std::int64_t rows,
+    std::int64_t cols, const BlockQ8K* x, std::int64_t nTokens, float* y, ThreadPool* pool)
+{
+    auto work = [&](std::int64_t begin, std::int64_t end) {
+        matMulRowsQ8K(type, weights, rowStrideBytes, cols, x, nTokens, begin, end, y, rows);
     };
     // Chunks of rows small enough to balance, large enough that a chunk's rows (about
     // 64 KB of weights when several tokens share them) are reused from cache.

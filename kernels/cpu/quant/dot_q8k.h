@@ -26,6 +26,13 @@ float dotRowQ8K(TensorType type, const void* row, const BlockQ8K* x, std::int64_
 void matMulQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes, std::int64_t rows,
     std::int64_t cols, const BlockQ8K* x, std::int64_t nTokens, float* y, ThreadPool* pool);
 
+// y[t * yStride + r] = W[r] . x[t] for rows [begin, end) and tokens [0, nTokens) (x: nTokens
+// rows of cols / 256 blocks), on the calling thread; matMulQ8K's work, for callers that split
+// the rows of several matrices over one parallel region.
+void matMulRowsQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes,
+    std::int64_t cols, const BlockQ8K* x, std::int64_t nTokens, std::int64_t begin,
+    std::int64_t end, float* y, std::int64_t yStride);
+
 // y[r - begin] = W[r] . x for rows [begin, end) of one matrix (no threads); for callers that
 // split several matrices over one parallel region.
 void matVecRowsQ8K(TensorType type, const void* weights, std::size_t rowStrideBytes,

@@ -189,5 +189,43 @@ int main(int argc, char** argv)
             std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), portable, inCache,
             inCache512, avx1, best1, bestAll);
     }
+
+    // Prompt processing: 16 tokens against a 256 KB matrix (in L2), one thread, thread CPU
+    // time; multiply-accumulates per second, each weight used by every token.
+    constexpr std::int64_t kTokens = 16;
+    std::printf("\ninteger products of %lld tokens (prompt tiles), matrix in L2, one thread "
+                "(G multiply-adds/s)\n%-8s %14s %14s\n",
+        (long long)kTokens, "type", "avx2", "avx512");
+    std::vector<float> xt(static_cast<std::size_t>(kTokens * cols));
+    for (std::size_t i = 0; i < xt.size(); ++i)
+        xt[i] = float(int(i % 23) - 11) * 0.1f;
+    std::vector<BlockQ8K> xtq(static_cast<std::size_t>(kTokens * cols / kQK_K));
+    for (std::int64_t t = 0; t < kTokens; ++t)
+        quantizeRowQ8K(xt.data() + t * cols, xtq.data() + t * (cols / kQK_K), cols);
+    for (TensorType type : { TensorType::Q4_K, TensorType::Q5_K, TensorType::Q6_K }) {
+        const std::size_t rowBytes = *cw::kernels::rowBytes(type, std::uint64_t(cols));
+        const auto rows = std::max<std::int64_t>(1, std::int64_t(0.25e6 / double(rowBytes)));
+        const auto matrix = makeMatrix(type, rows, cols, rowBytes);
+        std::vector<float> y(static_cast<std::size_t>(kTokens * rows));
+        auto rate = [&](CpuKernelPath path) {
+            setCpuKernelPath(path);
+            if (activeCpuKernelPath() != path)
+                return 0.0;
+            double best = 1e30;
+            for (int run = 0; run < 5; ++run) {
+                const double cpu0 = threadCpuSeconds();
+                for (int k = 0; k < 40; ++k)
+                    matMulQ8K(type, matrix.data(), rowBytes, rows, cols, xtq.data(), kTokens,
+                        y.data(), nullptr);
+                best = std::min(best, threadCpuSeconds() - cpu0);
+            }
+            return double(rows) * double(cols) * double(kTokens) * 40 / best / 1e9;
+        };
+        const double avx2 = rate(CpuKernelPath::Avx2);
+        const double avx512 = rate(CpuKernelPath::Avx512);
+        std::printf("%-8s %14.1f %14.1f\n",
+            std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), avx2, avx512);
+    }
+    setCpuKernelPath(detectedCpuKernelPath());
     return 0;
 }
