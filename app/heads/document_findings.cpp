@@ -39,14 +39,26 @@ QList<Finding> documentLevelFindings(const QString& text)
         f.fields["name"] = title->value;
         out.append(f);
     }
+    // One finding per party: its name through its defined name when the definition follows
+    // the name in the opening ("Acme Inc., a Delaware corporation (\"Acme\")"), so the party
+    // is one highlight with both names as fields; two findings when they lie apart.
+    constexpr qsizetype kDefinitionReach = 300;
     for (const Party& p : findParties(text)) {
-        Finding f = makeFinding(
-            text, "Parties", p.name.start, p.name.end, 0.7, "party named in the opening");
+        const bool together = p.definedName && p.definedName->start >= p.name.end
+            && p.definedName->start - p.name.end <= kDefinitionReach;
+        qsizetype end = together ? p.definedName->end : p.name.end;
+        // Take in the closing quote and parenthesis of the definition.
+        while (together && end < text.size() && end - p.definedName->end < 2
+            && QStringLiteral("\"\u201D')").contains(text.at(end)))
+            ++end;
+        Finding f = makeFinding(text, "Parties", p.name.start, end, 0.7,
+            together ? "party named in the opening, with its defined name"
+                     : "party named in the opening");
         f.fields["name"] = p.name.value;
         if (p.definedName)
             f.fields["defined_name"] = p.definedName->value;
         out.append(f);
-        if (p.definedName) {
+        if (p.definedName && !together) {
             Finding d = makeFinding(text, "Parties", p.definedName->start, p.definedName->end, 0.7,
                 "defined name of a party");
             d.fields["name"] = p.name.value;
