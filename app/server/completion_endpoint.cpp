@@ -1,6 +1,7 @@
 // POST /v1/chat/completions and /v1/completions: a checked request becomes a scheduled
 // generation whose text is sent whole or as server-sent events while it is written.
 #include "app/server/answer_channel.h"
+#include "app/server/client_connection.h"
 #include "app/server/completion_server.h"
 #include "app/server/openai_request.h"
 #include "app/server/openai_responses.h"
@@ -19,6 +20,8 @@ constexpr const char* kAnyObjectSchema = R"({"type": "object", "additionalProper
 // A streaming client hears at least this often (an SSE comment while the prompt is
 // prefilled or the queue waits), which is also how a client that left is noticed.
 constexpr auto kHeartbeat = std::chrono::seconds(1);
+// How often a client waiting for a whole answer is checked for having hung up.
+constexpr auto kDisconnectCheck = std::chrono::milliseconds(20);
 
 double secondsBetween(Clock::time_point a, Clock::time_point b)
 {
@@ -130,7 +133,21 @@ void CompletionServer::completions(
     auto header = newAnswerHeader(chat, m_model.id);
 
     if (!parsed->stream) {
-        const AnswerChannel::Outcome* result = channel->waitUntilFinished(deadline);
+        // Waits in slices, so that a client that hangs up stops its generation.
+        const ClientConnection client = ClientConnection::of(request);
+        const AnswerChannel::Outcome* result = nullptr;
+        while (!result) {
+            const auto until = std::min(deadline, Clock::now() + kDisconnectCheck);
+            result = channel->waitUntilFinished(until);
+            if (result || until == deadline)
+                break;
+            if (client.hasLeft()) {
+                channel->abandon();
+                m_scheduler.cancel(submitted.id);
+                requestLog()["cancelled"] = "client disconnected";
+                return;
+            }
+        }
         if (!result) {
             m_scheduler.cancel(submitted.id);
             result = channel->waitUntilFinished(Clock::time_point::max());

@@ -1,6 +1,6 @@
 // clausewright-server's HTTP API on a real socket (loopback, a free port) with the tiny
 // random-weight model: OpenAI answer shapes, streaming, JSON-schema answers, keys, limits,
-// bad input, and cancel on disconnect.
+// bad input, and cancel on disconnect (streamed and whole answers).
 #include "app/server/completion_server.h"
 
 #include <arpa/inet.h>
@@ -363,6 +363,35 @@ TEST_F(ServerApiTest, streamingClientThatLeavesCancelsItsGeneration)
     for (int i = 0; i < 200 && s_server->scheduler->stats().active > 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(s_server->scheduler->stats().active, 0u);
+    EXPECT_LT(s_server->scheduler->stats().generatedTokens - before, 1500);
+    expectStillServing();
+}
+
+TEST_F(ServerApiTest, wholeAnswerClientThatLeavesCancelsItsGeneration)
+{
+    const auto before = s_server->scheduler->stats().generatedTokens;
+    json body = chatBody("Write at length", 2000, false);
+    body["logit_bias"] = { { "600", -100 }, { "602", -100 } }; // no early end of turn
+    const std::string text = body.dump();
+    const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                             "Authorization: Bearer "
+        + std::string(kKey) + "\r\nContent-Type: application/json\r\nContent-Length: "
+        + std::to_string(text.size()) + "\r\n\r\n" + text;
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address {};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(std::uint16_t(s_server->http->port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
+    // Hang up once the generation runs, long before its 2,000 tokens.
+    for (int i = 0; i < 500 && s_server->scheduler->stats().active == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    ASSERT_GT(s_server->scheduler->stats().active, 0u);
+    ::close(fd);
+    for (int i = 0; i < 300 && s_server->scheduler->stats().active > 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
     EXPECT_EQ(s_server->scheduler->stats().active, 0u);
     EXPECT_LT(s_server->scheduler->stats().generatedTokens - before, 1500);
     expectStillServing();
