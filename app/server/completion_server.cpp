@@ -140,7 +140,7 @@ void CompletionServer::routes()
 
     m_http->Get("/metrics", [this](const Request&, Response& response) {
         response.set_content(
-            m_metrics.render(m_scheduler.stats()), "text/plain; version=0.0.4; charset=utf-8");
+            m_metrics.render(m_scheduler.stats(), m_model.model->expertLoad()), "text/plain; version=0.0.4; charset=utf-8");
     });
 
     m_http->Get("/v1/models", [this](const Request&, Response& response) {

@@ -75,6 +75,20 @@ ServerMetrics::ServerMetrics(std::int64_t kvBlockTokens, std::int64_t kvTotalTok
                                .Help("Prompt tokens taken from a cached prefix, not prefilled")
                                .Register(*m_registry)
                                .Add({}))
+    , m_expertChoices(prometheus::BuildCounter()
+                          .Name("clausewright_expert_choices_total")
+                          .Help("Routed-expert choices (tokens x experts per token) of each MoE "
+                                "layer")
+                          .Register(*m_registry))
+    , m_busiestExpertShare(prometheus::BuildGauge()
+                               .Name("clausewright_expert_busiest_share")
+                               .Help("Share of a MoE layer's choices that went to its most "
+                                     "chosen expert, since load (1 / experts: even)")
+                               .Register(*m_registry))
+    , m_expertsUsed(prometheus::BuildGauge()
+                        .Name("clausewright_experts_used")
+                        .Help("Experts of a MoE layer chosen at least once since load")
+                        .Register(*m_registry))
     , m_kvBlockTokens(kvBlockTokens)
     , m_lastRender(std::chrono::steady_clock::now())
 {
@@ -102,7 +116,8 @@ void ServerMetrics::countTokens(std::int64_t prompt, std::int64_t generated)
     m_generatedTokens.Increment(double(generated));
 }
 
-std::string ServerMetrics::render(const engine::SchedulerStats& stats)
+std::string ServerMetrics::render(
+    const engine::SchedulerStats& stats, const engine::ExpertLoad* load)
 {
     {
         std::lock_guard lock(m_mutex);
@@ -114,6 +129,17 @@ std::string ServerMetrics::render(const engine::SchedulerStats& stats)
         m_lastGenerated = stats.generatedTokens;
         m_reusedPromptTokens.Increment(double(stats.reusedPromptTokens - m_lastReused));
         m_lastReused = stats.reusedPromptTokens;
+        if (load) {
+            m_lastChoices.resize(std::size_t(load->layers()), 0);
+            for (const auto& layer : load->layerFigures()) {
+                const prometheus::Labels labels { { "layer", std::to_string(layer.layer) } };
+                auto& last = m_lastChoices[std::size_t(layer.layer)];
+                m_expertChoices.Add(labels).Increment(double(layer.choices - last));
+                last = layer.choices;
+                m_busiestExpertShare.Add(labels).Set(double(layer.busiest) / double(layer.choices));
+                m_expertsUsed.Add(labels).Set(double(layer.used));
+            }
+        }
     }
     m_queued.Set(double(stats.queued));
     m_active.Set(double(stats.active));

@@ -13,6 +13,7 @@
 // of the step (a CUDA error, non-finite values), after which the backend is usable again.
 
 #include "engine/common/result.h"
+#include "engine/models/expert_load.h"
 #include "engine/models/step_timers.h"
 #include "engine/runtime/kv_block_store.h"
 
@@ -100,6 +101,9 @@ public:
     // Time per part of the forward pass (the CPU measures them; others may count steps only).
     virtual const StepTimers& stepTimers() const = 0;
     virtual void resetStepTimers() = 0;
+    // Routed experts chosen per MoE layer since load; null where the backend does not count
+    // them (the CUDA backend keeps its choices on the device).
+    virtual const ExpertLoad* expertLoad() const { return nullptr; }
 };
 
 } // namespace cw::engine

@@ -77,6 +77,8 @@ public:
     // Time per part of the forward pass, summed over steps since the last reset.
     const StepTimers& stepTimers() const { return m_backend->stepTimers(); }
     void resetStepTimers() { m_backend->resetStepTimers(); }
+    // Routed experts chosen per layer since load (null: not counted on this backend).
+    const ExpertLoad* expertLoad() const { return m_backend->expertLoad(); }
 
     std::unique_ptr<Sequence> newSequence();
     // A sequence with the same tokens and state; KV blocks are shared until one of the two

@@ -243,6 +243,20 @@ TEST_F(ServerApiTest, answersWholeWithUsageAndStreamsTheSameText)
     EXPECT_EQ(events.content, answer["choices"][0]["message"]["content"].get<std::string>());
     EXPECT_EQ(events.usage["completion_tokens"], completionTokens);
     EXPECT_TRUE(events.last["choices"].empty()); // include_usage's own chunk comes last
+
+    // The routed experts' load per layer: choices counted, a share in (0, 1].
+    auto metrics = s_server->client().Get("/metrics");
+    ASSERT_TRUE(metrics);
+    const std::string& text = metrics->body;
+    const auto choices = text.find("clausewright_expert_choices_total{layer=\"0\"} ");
+    ASSERT_NE(choices, std::string::npos) << text;
+    EXPECT_GT(std::stod(text.substr(text.find("} ", choices) + 2)), 0.0);
+    const auto share = text.find("clausewright_expert_busiest_share{layer=\"0\"} ");
+    ASSERT_NE(share, std::string::npos);
+    const double busiest = std::stod(text.substr(text.find("} ", share) + 2));
+    EXPECT_GT(busiest, 0.0);
+    EXPECT_LE(busiest, 1.0);
+    EXPECT_NE(text.find("clausewright_experts_used{layer=\"0\"} "), std::string::npos);
 }
 
 TEST_F(ServerApiTest, completionsEndpointHonoursStopAndSeed)

@@ -36,6 +36,9 @@ CpuBackend::CpuBackend(const ModelDescription& description, const ModelWeights& 
     , m_renormalise(description.hparams.architecture == Architecture::Qwen35Moe
           || description.hparams.normTopkProb)
 {
+    if (description.hparams.numExperts > 0)
+        m_expertLoad = std::make_unique<ExpertLoad>(
+            int(description.hparams.numLayers), int(description.hparams.numExperts));
 }
 
 std::string CpuBackend::deviceName() const
@@ -189,7 +192,7 @@ void CpuBackend::deltaNet(int layer)
 void CpuBackend::moe(int layer)
 {
     moeLayer(m_ctx, m_weights.layers[std::size_t(layer)], m_renormalise, m_workspace.normed.data(),
-        m_workspace.delta.data());
+        m_workspace.delta.data(), m_expertLoad.get(), layer);
 }
 
 Result<StepOutput> CpuBackend::finishStep()

@@ -48,6 +48,7 @@ public:
 
     const StepTimers& stepTimers() const override { return m_timers; }
     void resetStepTimers() override { m_timers.reset(); }
+    const ExpertLoad* expertLoad() const override { return m_expertLoad.get(); }
 
     kernels::ThreadPool& threads() { return *m_pool; }
 
@@ -61,6 +62,7 @@ private:
     const ModelDescription& m_description;
     const ModelWeights& m_weights;
     std::unique_ptr<kernels::ThreadPool> m_pool;
+    std::unique_ptr<ExpertLoad> m_expertLoad; // MoE models only
     CpuKvStore m_kv;
     std::vector<State> m_states;
     std::vector<bool> m_stateUsed;

@@ -6,6 +6,7 @@
 #include "engine/backend/cpu/cpu_kv_store.h"
 #include "engine/backend/cpu/step_workspace.h"
 #include "engine/model/model_description.h"
+#include "engine/models/expert_load.h"
 #include "engine/models/model_weights.h"
 #include "engine/models/step_timers.h"
 #include "kernels/cpu/thread_pool.h"
@@ -68,7 +69,8 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
 void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out);
 
 // MoE block (routed experts, tokens grouped per expert, plus the shared expert if any).
+// `load` (may be null) counts the experts chosen, as layer `layerIndex`.
 void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x,
-    float* out);
+    float* out, ExpertLoad* load = nullptr, int layerIndex = 0);
 
 } // namespace cw::engine

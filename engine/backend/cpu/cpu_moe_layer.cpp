@@ -294,8 +294,8 @@ void sharedExpert(const StepContext& ctx, const MoeWeights& m, const float* x, f
 
 } // namespace
 
-void moeLayer(
-    const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x, float* out)
+void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x,
+    float* out, ExpertLoad* load, int layerIndex)
 {
     const auto& hp = *ctx.hp;
     const auto& m = layer.moe;
@@ -314,6 +314,9 @@ void moeLayer(
         float sum = 0.0f;
         for (int i = 0; i < K; ++i)
             sum += val[std::size_t(i)];
+        if (load)
+            for (int i = 0; i < K; ++i)
+                load->add(layerIndex, idx[std::size_t(i)]);
         for (int i = 0; i < K; ++i)
             perExpert[std::size_t(idx[std::size_t(i)])].push_back(
                 { t, renormalise ? val[std::size_t(i)] / sum : val[std::size_t(i)] });
