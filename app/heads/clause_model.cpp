@@ -9,7 +9,8 @@ namespace cw::heads {
 
 namespace {
 constexpr quint32 kMagic = 0x4D435743; // "CWCM"
-constexpr quint32 kFormatVersion = 4;
+constexpr quint32 kFormatVersion = 5;
+constexpr quint32 kMaxPresenceWeights = 512;
 constexpr quint32 kOldestFormat = 2; // no calibration
 constexpr quint32 kMaxCategories = 256;
 } // namespace
@@ -81,9 +82,12 @@ QByteArray ClauseModel::serialize() const
             << c.spanThreshold << quint8(c.calibration.has_value())
             << (c.calibration ? c.calibration->slope : 0.0f)
             << (c.calibration ? c.calibration->intercept : 0.0f) << quint8(c.presence.has_value())
-            << (c.presence ? c.presence->bias : 0.0f);
-        for (int j = 0; j < kPresenceFeatures; ++j)
-            out << (c.presence ? c.presence->weights[size_t(j)] : 0.0f);
+            << (c.presence ? c.presence->bias : 0.0f)
+            << quint32(c.presence ? c.presence->weights.size() : 0);
+        if (c.presence) {
+            for (float w : c.presence->weights)
+                out << w;
+        }
         out << quint32(c.indices.size());
         for (size_t j = 0; j < c.indices.size(); ++j)
             out << quint32(c.indices[j]) << c.weights[j];
@@ -132,6 +136,14 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
             quint8 hasPresence = 0;
             PresenceModel presence;
             in >> hasPresence >> presence.bias;
+            // Format 4 always held the category's own six weights; format 5 says how many.
+            quint32 count = kOwnPresenceFeatures;
+            if (format >= 5)
+                in >> count;
+            if (count > kMaxPresenceWeights)
+                return makeError(where + ": presence model of category " + std::to_string(k)
+                    + " claims " + std::to_string(count) + " weights");
+            presence.weights.resize(count);
             bool finite = std::isfinite(presence.bias);
             for (float& w : presence.weights) {
                 in >> w;

@@ -37,7 +37,8 @@ struct CategoryModel {
 
 // The clause classifier's data file ("CWCM" binary, little-endian): a header with the
 // feature version and hash size, then the categories (format 3 adds each category's
-// calibration, format 4 its presence model; older files load without them). Scoring uses an
+// calibration, format 4 its presence model, format 5 the number of that model's
+// weights; older files load without them). Scoring uses an
 // inverted index so a candidate costs one pass over its features.
 class ClauseModel {
 public:

@@ -1,6 +1,7 @@
 #include "app/heads/clause_thresholds.h"
 
 #include "app/heads/cuad_classifier.h"
+#include "app/heads/document_findings.h"
 
 #include <algorithm>
 
@@ -118,50 +119,148 @@ void choosePresenceModel(CategoryModel& c, const std::vector<PresenceSample>& sa
     c.cueThreshold = kNever;
 }
 
-float bestSpanThreshold(const std::vector<PreparedContract>& contracts,
+// Span counts of one category on the held-out contracts, for each span threshold of the grid.
+struct SpanCounts {
+    long predicted = 0, correct = 0, gold = 0, found = 0;
+};
+constexpr float kSpanLow = 0.05f, kSpanStep = 0.025f;
+constexpr int kSpanSteps = 38; // 0.05 .. 0.975
+
+float spanThresholdAt(int step)
+{
+    return kSpanLow + kSpanStep * float(step);
+}
+
+std::vector<SpanCounts> spanCounts(const std::vector<PreparedContract>& contracts,
     const std::vector<HeldOutScores>& held, const CategoryModel& c, int k, int bit)
 {
-    double bestF1 = -1.0;
-    float best = c.presenceThreshold;
-    for (float s = 0.05f; s < 0.99f; s += 0.025f) {
-        long predicted = 0, correct = 0, gold = 0, found = 0;
-        for (const HeldOutScores& h : held) {
-            const PreparedContract& p = contracts[size_t(h.contract)];
-            const auto& golds = p.goldMatches[size_t(bit)];
-            gold += long(golds.size());
-            const PresenceDecision d = decidePresence(c, h.scores, k, p.cued[size_t(bit)]);
+    std::vector<SpanCounts> out(kSpanSteps);
+    for (const HeldOutScores& h : held) {
+        const PreparedContract& p = contracts[size_t(h.contract)];
+        const auto& golds = p.goldMatches[size_t(bit)];
+        const PresenceDecision d = decidePresence(c, h.scores, k, p.cued[size_t(bit)]);
+        for (int step = 0; step < kSpanSteps; ++step) {
+            SpanCounts& n = out[size_t(step)];
+            n.gold += long(golds.size());
             if (!d.present)
                 continue;
+            const float s = spanThresholdAt(step);
             std::vector<char> chosen(h.scores.size(), 0);
             for (size_t i = 0; i < h.scores.size(); ++i)
                 chosen[i] = int(i) == d.top || (!d.byCue && h.scores[i][size_t(k)] >= s);
             for (size_t i = 0; i < chosen.size(); ++i) {
                 if (!chosen[i])
                     continue;
-                ++predicted;
-                correct += (p.labels[i] >> bit) & 1u;
+                ++n.predicted;
+                n.correct += (p.labels[i] >> bit) & 1u;
             }
             for (const auto& matches : golds) {
                 for (int m : matches) {
                     if (chosen[size_t(m)]) {
-                        ++found;
+                        ++n.found;
                         break;
                     }
                 }
             }
         }
-        if (predicted == 0 || gold == 0)
-            continue;
-        const double precision = double(correct) / double(predicted);
-        const double recall = double(found) / double(gold);
-        const double f1
-            = precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0;
-        if (f1 > bestF1) {
-            bestF1 = f1;
-            best = s;
+    }
+    return out;
+}
+
+// What the document-level rules' findings add to the span counts on the held-out contracts.
+SpanCounts ruleSpanCounts(
+    const std::vector<PreparedContract>& contracts, const std::vector<HeldOutScores>& held)
+{
+    SpanCounts n;
+    for (const HeldOutScores& h : held) {
+        const PreparedContract& p = contracts[size_t(h.contract)];
+        if (!p.source)
+            continue; // scores without a contract behind them (tests)
+        const QList<Finding> findings = documentLevelFindings(p.source->text);
+        for (const QString& category : documentLevelCategories()) {
+            const auto spans = p.source->spans.value(category);
+            n.gold += spans.size();
+            QList<const Finding*> mine;
+            for (const Finding& f : findings) {
+                if (f.category == category)
+                    mine.append(&f);
+            }
+            for (const Finding* f : mine) {
+                ++n.predicted;
+                for (const auto& [gs, ge] : spans) {
+                    if (spansMatch(p.nonSpace, f->start, f->end, gs, ge)) {
+                        ++n.correct;
+                        break;
+                    }
+                }
+            }
+            for (const auto& [gs, ge] : spans) {
+                for (const Finding* f : mine) {
+                    if (spansMatch(p.nonSpace, f->start, f->end, gs, ge)) {
+                        ++n.found;
+                        break;
+                    }
+                }
+            }
         }
     }
-    return best;
+    return n;
+}
+
+double spanF1(const SpanCounts& n)
+{
+    if (n.predicted == 0 || n.gold == 0)
+        return 0.0;
+    const double precision = double(n.correct) / double(n.predicted);
+    const double recall = double(n.found) / double(n.gold);
+    return precision + recall > 0 ? 2 * precision * recall / (precision + recall) : 0.0;
+}
+
+// Each category's span threshold for the span F1 of all categories together (what the
+// evaluation reports), not for its own: a category whose findings are seldom right should
+// report few beyond its best, one whose findings are usually right may report more. Starts
+// from each category's own best and improves one category at a time, twice over; on a tie
+// the higher threshold. `rules`: the counts of the document-level rules' findings (parties,
+// dates, title), which the evaluation counts too.
+std::vector<int> chooseSpanSteps(
+    const std::vector<std::vector<SpanCounts>>& counts, const SpanCounts& rules)
+{
+    std::vector<int> steps(counts.size(), 0);
+    for (size_t k = 0; k < counts.size(); ++k) {
+        // Highest first, so that a tie (a category that found nothing) keeps the highest.
+        double best = -1.0;
+        for (int step = kSpanSteps - 1; step >= 0; --step) {
+            if (const double f = spanF1(counts[k][size_t(step)]); f > best) {
+                best = f;
+                steps[k] = step;
+            }
+        }
+    }
+    SpanCounts total = rules;
+    auto add = [&](const SpanCounts& n, long sign) {
+        total.predicted += sign * n.predicted, total.correct += sign * n.correct;
+        total.gold += sign * n.gold, total.found += sign * n.found;
+    };
+    for (size_t k = 0; k < counts.size(); ++k)
+        add(counts[k][size_t(steps[k])], 1);
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t k = 0; k < counts.size(); ++k) {
+            add(counts[k][size_t(steps[k])], -1);
+            double best = -1.0;
+            for (int step = kSpanSteps - 1; step >= 0; --step) {
+                SpanCounts with = total;
+                const SpanCounts& n = counts[k][size_t(step)];
+                with.predicted += n.predicted, with.correct += n.correct;
+                with.gold += n.gold, with.found += n.found;
+                if (const double f = spanF1(with); f > best + 1e-12) {
+                    best = f;
+                    steps[k] = step;
+                }
+            }
+            add(counts[k][size_t(steps[k])], 1);
+        }
+    }
+    return steps;
 }
 
 // The (score, correct) pairs of the findings category `k` would report on the held-out
@@ -191,6 +290,7 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
     const std::vector<HeldOutScores>& held, bool presenceCues)
 {
     QList<CategoryModel> categories = model.categories();
+    std::vector<std::vector<SpanCounts>> counts(size_t(categories.size()));
     for (int k = 0; k < categories.size(); ++k) {
         const int bit = int(cuadCategories().indexOf(categories[k].category));
         assert(bit >= 0);
@@ -212,7 +312,12 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
         choosePresence(categories[k], evidence);
         if (presenceCues)
             choosePresenceModel(categories[k], samples);
-        categories[k].spanThreshold = bestSpanThreshold(contracts, held, categories[k], k, bit);
+        counts[size_t(k)] = spanCounts(contracts, held, categories[k], k, bit);
+    }
+    const std::vector<int> steps = chooseSpanSteps(counts, ruleSpanCounts(contracts, held));
+    for (int k = 0; k < categories.size(); ++k) {
+        const int bit = int(cuadCategories().indexOf(categories[k].category));
+        categories[k].spanThreshold = spanThresholdAt(steps[size_t(k)]);
         categories[k].calibration = fitCalibration(contracts, held, categories[k], k, bit);
     }
     return ClauseModel(model.hashBits(), std::move(categories));

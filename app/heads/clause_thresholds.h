@@ -13,10 +13,11 @@ struct HeldOutScores {
     std::vector<std::vector<float>> scores; // [candidate][model category]
 };
 
-// `model` with each category's thresholds chosen on the held-out scores: the presence
-// threshold (on the contract's best candidate) for contract-level F1, then the span
-// threshold for span-level F1 among the contracts that pass it. Without `presenceCues`
-// the cue route stays off.
+// `model` with each category's thresholds chosen on the held-out scores: its presence model
+// (presence_model.h) and threshold for contract-level F1, or with too few held-out contracts
+// the best candidate's threshold and the cue route; then the span thresholds of all
+// categories together for the span-level F1 of all. Without `presenceCues` the cue route
+// and the presence model stay off.
 ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedContract>& contracts,
     const std::vector<HeldOutScores>& held, bool presenceCues = true);
 

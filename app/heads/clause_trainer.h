@@ -27,7 +27,7 @@ struct PreparedContract {
 
 struct TrainingOptions {
     uint32_t hashBits = kDefaultHashBits;
-    int epochs = 6;
+    int epochs = 10;
     float learningRate = 0.5f;
     int thresholdFolds = 4; // inner folds: their models are averaged, thresholds fitted on them
     size_t keepWeights = 6000; // strongest weights kept per category

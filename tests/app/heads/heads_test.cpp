@@ -244,6 +244,7 @@ private slots:
         std::vector<PreparedContract> contracts;
         std::vector<HeldOutScores> held;
         cueSeparatedContracts(14, contracts, held); // 7 positives: too few for a presence model
+        static_assert(kMinPresencePositives > 7);
         CategoryModel c;
         c.category = "Insurance";
         const ClauseModel tuned = withThresholds(ClauseModel(12, { c }), contracts, held);
@@ -261,7 +262,7 @@ private slots:
     {
         std::vector<PreparedContract> contracts;
         std::vector<HeldOutScores> held;
-        cueSeparatedContracts(24, contracts, held);
+        cueSeparatedContracts(2 * kMinPresencePositives + 4, contracts, held);
         CategoryModel c;
         c.category = "Insurance";
         const ClauseModel tuned = withThresholds(ClauseModel(12, { c }), contracts, held);
