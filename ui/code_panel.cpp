@@ -75,9 +75,10 @@ QTreeWidgetItem* resultItem(QTreeWidgetItem* parent, const QString& name, const 
 
 } // namespace
 
-CodePanel::CodePanel(const QString& historyPath, QWidget* parent)
+CodePanel::CodePanel(
+    const QString& historyPath, std::shared_ptr<llm::LlmSessionCache> sessions, QWidget* parent)
     : QWidget(parent)
-    , m_controller(new CodeTestController(historyPath, this))
+    , m_controller(new CodeTestController(historyPath, std::move(sessions), this))
 {
     setObjectName(QStringLiteral("codePanel"));
     setAcceptDrops(true);

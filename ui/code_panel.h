@@ -3,6 +3,7 @@
 #include "app/test_generation/test_generation.h"
 
 #include <QWidget>
+#include <memory>
 
 class QComboBox;
 class QLabel;
@@ -13,6 +14,9 @@ class QTreeWidget;
 
 namespace cw {
 class CodeTestController;
+namespace llm {
+class LlmSessionCache;
+}
 } // namespace cw
 
 namespace cw::ui {
@@ -27,7 +31,9 @@ class CodeHighlighter;
 class CodePanel : public QWidget {
     Q_OBJECT
 public:
-    explicit CodePanel(const QString& historyPath, QWidget* parent = nullptr);
+    // sessions: the loaded models shared with the reviews (null: the panel's own).
+    explicit CodePanel(const QString& historyPath,
+        std::shared_ptr<llm::LlmSessionCache> sessions = {}, QWidget* parent = nullptr);
     ~CodePanel() override;
 
     // The model generations use (empty: none), with its Model Settings.

@@ -113,7 +113,7 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     setCentralWidget(central);
 
     // Code and tests beside the contract view; hidden until asked for (View menu).
-    m_codePanel = new CodePanel(m_history->path(), this);
+    m_codePanel = new CodePanel(m_history->path(), m_queue->sessions(), this);
     m_codeDock = new QDockWidget(tr("Code and Tests"), this);
     m_codeDock->setObjectName(QStringLiteral("codeDock"));
     m_codeDock->setWidget(m_codePanel);

@@ -7,9 +7,11 @@
 
 namespace cw {
 
-CodeTestController::CodeTestController(QString historyPath, QObject* parent)
+CodeTestController::CodeTestController(
+    QString historyPath, std::shared_ptr<llm::LlmSessionCache> sessions, QObject* parent)
     : QObject(parent)
     , m_historyPath(historyPath.isEmpty() ? HistoryDatabase::defaultPath() : std::move(historyPath))
+    , m_sessions(sessions ? std::move(sessions) : std::make_shared<llm::LlmSessionCache>())
 {
     qRegisterMetaType<cw::TestGenerationRound>();
     qRegisterMetaType<cw::TestGenerationReport>();
@@ -111,7 +113,7 @@ bool CodeTestController::generate(const QString& skillName, const QString& code,
             m_model.reset();
         if (!m_model) {
             emit status(tr("Loading %1…").arg(modelPath));
-            auto session = m_sessions.get(modelPath, modelOptions);
+            auto session = m_sessions->get(modelPath, modelOptions);
             if (!session) {
                 emit failed(QString::fromStdString(session.error().message));
                 return;

@@ -22,7 +22,10 @@ class CodeTestController : public QObject {
     Q_OBJECT
 public:
     // historyPath: the history database generations are saved in (empty: the default).
-    explicit CodeTestController(QString historyPath = {}, QObject* parent = nullptr);
+    // sessions: the loaded models to share with the reviews, so that one model is in memory
+    // once (null: a cache of its own).
+    explicit CodeTestController(QString historyPath = {},
+        std::shared_ptr<llm::LlmSessionCache> sessions = {}, QObject* parent = nullptr);
     ~CodeTestController() override; // cancels and waits for the task
 
     CodeSkillHost& skills() { return m_skills; }
@@ -30,6 +33,7 @@ public:
     // The model generations use; empty: none (generation is refused with a message).
     void setModel(const QString& path, const llm::LlmSessionOptions& options);
     QString modelPath() const { return m_modelPath; }
+    const std::shared_ptr<llm::LlmSessionCache>& sessions() const { return m_sessions; }
     // Tests only run in the sandbox; the reason when there is none ("bubblewrap is not ...").
     QString sandboxProblem();
 
@@ -65,7 +69,7 @@ private:
     CodeSkillHost m_skills;
     QString m_modelPath;
     llm::LlmSessionOptions m_modelOptions;
-    llm::LlmSessionCache m_sessions;
+    std::shared_ptr<llm::LlmSessionCache> m_sessions;
     std::shared_ptr<EngineSkillModel> m_model; // kept: its cached prefix serves later requests
     std::shared_ptr<const Sandbox> m_sandbox;
     QString m_sandboxProblem;

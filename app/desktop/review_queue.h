@@ -31,6 +31,8 @@ public:
     int pending() const { return int(m_queue.size()); }
     bool isBusy() const { return m_busy; }
     QString currentPath() const { return m_current; }
+    // The models the reviews keep loaded (shared with the code panel).
+    const std::shared_ptr<llm::LlmSessionCache>& sessions() const { return m_pipeline.sessions(); }
 
 public slots:
     void cancelCurrent(); // the running review stops within a second; the queue goes on

@@ -78,6 +78,10 @@ public:
 
     bool isRunning() const;
 
+    // The loaded models this pipeline's reviews share; the code panel shares them too, so
+    // one model is loaded once for both.
+    const std::shared_ptr<llm::LlmSessionCache>& sessions() const { return m_sessions; }
+
 public slots:
     void cancel();
 

@@ -5,6 +5,7 @@
 // screenshot, resources/screenshots/code-panel.png with CW_UPDATE_SCREENSHOTS=1). Runs
 // that need the sandbox are skipped where bwrap or pytest is missing.
 #include "app/desktop/code_test_controller.h"
+#include "app/desktop/review_queue.h"
 #include "app/history/test_generation_history.h"
 #include "app/test_runner/code_language.h"
 #include "ui/code_panel.h"
@@ -205,6 +206,8 @@ private slots:
         window.findChild<QDockWidget*>("codeDock")->show();
         window.show();
         ui::CodePanel* panel = window.codePanel();
+        // The panel and the reviews share their loaded models: one copy in memory.
+        QCOMPARE(panel->controller()->sessions().get(), window.queue()->sessions().get());
         QSignalSpy shown(panel, &ui::CodePanel::generationShown);
         panel->controller()->loadFromHistory(id);
         QVERIFY(shown.wait(10000));
