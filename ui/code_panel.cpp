@@ -115,8 +115,9 @@ CodePanel::CodePanel(
     m_modelNotice = new QLabel(this);
     m_modelNotice->setObjectName(QStringLiteral("modelNotice"));
     m_modelNotice->setWordWrap(true);
-    m_modelNotice->setText(tr("Generating needs a language model: choose one in Model ▸ Model "
-                              "Settings. Run works without one, on tests you paste or open."));
+    m_modelNotice->setText(tr("Generating needs a language model: choose one (or a remote "
+                              "server) in Model ▸ Model Settings. Run works without one, on "
+                              "tests you paste or open."));
     layout->addWidget(m_modelNotice);
 
     auto* splitter = new QSplitter(Qt::Vertical, this);
@@ -219,7 +220,23 @@ void CodePanel::setModel(
     const QString& path, int threads, const QString& device, qint64 contextLength)
 {
     m_controller->setModel(path, { threads, device, contextLength });
-    m_modelNotice->setVisible(path.isEmpty());
+    updateModelNotice();
+}
+
+void CodePanel::setRemote(const generation::RemoteServer& server, generation::BackendOrder order)
+{
+    m_controller->setRemote(server, order);
+    updateModelNotice();
+}
+
+void CodePanel::updateModelNotice()
+{
+    const auto backends = generation::backendsOf(m_controller->order());
+    const bool local = backends.contains(generation::Backend::InProcess)
+        && !m_controller->modelPath().isEmpty();
+    const bool remote
+        = backends.contains(generation::Backend::Remote) && m_controller->remote().isSet();
+    m_modelNotice->setVisible(!local && !remote);
     setBusy(m_controller->busy());
 }
 

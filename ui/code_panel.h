@@ -1,5 +1,7 @@
 #pragma once
 
+#include "app/generation/backend_order.h"
+#include "app/generation/remote_server.h"
 #include "app/test_generation/test_generation.h"
 
 #include <QWidget>
@@ -38,6 +40,8 @@ public:
 
     // The model generations use (empty: none), with its Model Settings.
     void setModel(const QString& path, int threads, const QString& device, qint64 contextLength);
+    // The remote server and the backend order (Model Settings ▸ Remote server).
+    void setRemote(const generation::RemoteServer& server, generation::BackendOrder order);
     // Loads a file into the code editor; refuses binary, over 1 MB and unreadable files.
     bool openCode(const QString& path);
     void setCode(const QString& code, const QString& fileName = {});
@@ -74,6 +78,7 @@ protected:
     bool eventFilter(QObject* watched, QEvent* event) override;
 
 private:
+    void updateModelNotice(); // shown while no backend of the order is set
     void refillSkills();
     void setBusy(bool busy);
     void showReport(const TestGenerationReport& report);

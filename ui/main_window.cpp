@@ -314,9 +314,10 @@ void MainWindow::createStatusBar()
 void MainWindow::updateModelStatus()
 {
     const cw::ModelSettings model = cw::AppSettings::model();
-    // The code panel generates with the in-process model (not the remote server).
+    // The code panel takes its backends in the reviews' order.
     m_codePanel->setModel(model.modelPath, model.threads, model.device, model.contextLength);
     const cw::RemoteServerSettings remote = cw::AppSettings::remoteServer();
+    m_codePanel->setRemote({ remote.baseUrl, {}, remote.model }, remote.order);
     using cw::generation::BackendOrder;
     if (remote.order != BackendOrder::LocalOnly && !remote.baseUrl.isEmpty()) {
         // The fallback order, as the reviews will try it.

@@ -1,6 +1,9 @@
 #include "app/desktop/code_test_controller.h"
 
+#include "app/desktop/remote_key_store.h"
+#include "app/generation/remote_generator.h"
 #include "app/test_generation/engine_skill_model.h"
+#include "app/test_generation/generator_skill_model.h"
 #include "app/test_runner/code_language.h"
 
 #include <QFileInfo>
@@ -37,6 +40,64 @@ void CodeTestController::setModel(const QString& path, const llm::LlmSessionOpti
     m_modelOptions = options;
     if (!busy())
         m_model.reset(); // loaded again on the next generation
+}
+
+void CodeTestController::setRemote(
+    const generation::RemoteServer& server, generation::BackendOrder order, bool keyFromStore)
+{
+    m_remote = server;
+    m_order = order;
+    m_remoteKeyFromStore = keyFromStore;
+}
+
+Result<std::shared_ptr<SkillModel>> CodeTestController::openBackend(
+    const QString& modelPath, const llm::LlmSessionOptions& modelOptions, QString& passedOver)
+{
+    QStringList problems;
+    for (const generation::Backend backend : generation::backendsOf(m_order)) {
+        if (backend == generation::Backend::Remote) {
+            if (!m_remote.isSet()) {
+                problems << tr("no remote server is set");
+                continue;
+            }
+            generation::RemoteServer server = m_remote;
+            if (m_remoteKeyFromStore) {
+                auto key = RemoteKeyStore::read();
+                if (!key) {
+                    problems << tr("the remote server's API key: %1")
+                                    .arg(QString::fromStdString(key.error().message));
+                    continue;
+                }
+                server.apiKey = *key;
+            }
+            passedOver = problems.join(QStringLiteral("; "));
+            return std::shared_ptr<SkillModel>(std::make_shared<GeneratorSkillModel>(
+                std::make_unique<generation::RemoteGenerator>(server)));
+        }
+        if (modelPath.isEmpty()) {
+            problems << tr("no local model is set");
+            continue;
+        }
+        // Settings changed while a task ran: the model is loaded again for the new ones.
+        if (m_model
+            && (m_model->session()->path() != QFileInfo(modelPath).absoluteFilePath()
+                || !(m_model->session()->options() == modelOptions)))
+            m_model.reset();
+        if (!m_model) {
+            emit status(tr("Loading %1…").arg(modelPath));
+            auto session = m_sessions->get(modelPath, modelOptions);
+            if (!session) {
+                problems << QString::fromStdString(session.error().message);
+                continue;
+            }
+            m_model = std::make_shared<EngineSkillModel>(*session);
+        }
+        passedOver = problems.join(QStringLiteral("; "));
+        return std::shared_ptr<SkillModel>(m_model);
+    }
+    return makeError(tr("No language model could be used: %1.")
+                         .arg(problems.join(QStringLiteral("; ")))
+                         .toStdString());
 }
 
 Result<std::shared_ptr<const Sandbox>> CodeTestController::sandbox()
@@ -86,9 +147,14 @@ bool CodeTestController::generate(const QString& skillName, const QString& code,
         emit failed(tr("There is no skill named %1.").arg(skillName));
         return false;
     }
-    if (m_modelPath.isEmpty()) {
-        emit failed(tr("Generating needs a language model: choose one in Model ▸ Model Settings. "
-                       "Run works without one."));
+    const bool remoteInOrder
+        = generation::backendsOf(m_order).contains(generation::Backend::Remote) && m_remote.isSet();
+    const bool localInOrder
+        = generation::backendsOf(m_order).contains(generation::Backend::InProcess)
+        && !m_modelPath.isEmpty();
+    if (!remoteInOrder && !localInOrder) {
+        emit failed(tr("Generating needs a language model: choose one (or a remote server) in "
+                       "Model ▸ Model Settings. Run works without one."));
         return false;
     }
     std::shared_ptr<const Sandbox> box;
@@ -106,26 +172,21 @@ bool CodeTestController::generate(const QString& skillName, const QString& code,
     const QString modelPath = m_modelPath;
     const llm::LlmSessionOptions modelOptions = m_modelOptions;
     return start([=, this] {
-        // Settings changed while a task ran: the model is loaded again for the new ones.
-        if (m_model
-            && (m_model->session()->path() != QFileInfo(modelPath).absoluteFilePath()
-                || !(m_model->session()->options() == modelOptions)))
-            m_model.reset();
-        if (!m_model) {
-            emit status(tr("Loading %1…").arg(modelPath));
-            auto session = m_sessions->get(modelPath, modelOptions);
-            if (!session) {
-                emit failed(QString::fromStdString(session.error().message));
-                return;
-            }
-            m_model = std::make_shared<EngineSkillModel>(*session);
+        QString passedOver;
+        auto model = openBackend(modelPath, modelOptions, passedOver);
+        if (!model) {
+            emit failed(QString::fromStdString(model.error().message));
+            return;
         }
+        emit status(passedOver.isEmpty()
+                ? tr("Generating with %1").arg((*model)->name())
+                : tr("Generating with %1 (passed over: %2)").arg((*model)->name(), passedOver));
         TestGenerationObserver observer;
         observer.roundStarted = [this](int n) { emit roundStarted(n); };
         observer.answerPiece = [this](const QString& piece) { emit answerPiece(piece); };
         observer.status = [this](const QString& s) { emit status(s); };
         observer.roundFinished = [this](const TestGenerationRound& r) { emit roundFinished(r); };
-        auto report = generateTests(*m_model, skill, code, fileName, language, box, withTests,
+        auto report = generateTests(**model, skill, code, fileName, language, box, withTests,
             observer, [this] { return m_cancelled.load(); });
         if (!report) {
             emit failed(QString::fromStdString(report.error().message));

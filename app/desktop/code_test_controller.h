@@ -1,6 +1,8 @@
 #pragma once
 
 #include "app/code_skills/code_skill_host.h"
+#include "app/generation/backend_order.h"
+#include "app/generation/remote_server.h"
 #include "app/history/test_generation_history.h"
 #include "app/llm_review/llm_session.h"
 #include "app/test_generation/test_generation.h"
@@ -13,6 +15,7 @@
 namespace cw {
 
 class EngineSkillModel;
+class SkillModel;
 
 // What the code panel asks for, run on a worker thread: a skill's generation (generate, run,
 // repair, keep for test skills), a plain sandboxed run of tests the user has, and the saved
@@ -33,6 +36,13 @@ public:
     // The model generations use; empty: none (generation is refused with a message).
     void setModel(const QString& path, const llm::LlmSessionOptions& options);
     QString modelPath() const { return m_modelPath; }
+    // The remote server and the order the backends are tried in, as the reviews take them
+    // (Model Settings ▸ Remote server); the API key is read from RemoteKeyStore when
+    // `keyFromStore`. Generation uses the first backend of the order that can be opened.
+    void setRemote(const generation::RemoteServer& server, generation::BackendOrder order,
+        bool keyFromStore = true);
+    const generation::RemoteServer& remote() const { return m_remote; }
+    generation::BackendOrder order() const { return m_order; }
     const std::shared_ptr<llm::LlmSessionCache>& sessions() const { return m_sessions; }
     // Tests only run in the sandbox; the reason when there is none ("bubblewrap is not ...").
     QString sandboxProblem();
@@ -70,6 +80,14 @@ private:
     QString m_modelPath;
     llm::LlmSessionOptions m_modelOptions;
     std::shared_ptr<llm::LlmSessionCache> m_sessions;
+    // The first backend of the order that opens, on the worker; `passedOver` says why the
+    // others were not used.
+    Result<std::shared_ptr<SkillModel>> openBackend(
+        const QString& modelPath, const llm::LlmSessionOptions& modelOptions, QString& passedOver);
+
+    generation::RemoteServer m_remote;
+    generation::BackendOrder m_order = generation::BackendOrder::LocalOnly;
+    bool m_remoteKeyFromStore = true;
     std::shared_ptr<EngineSkillModel> m_model; // kept: its cached prefix serves later requests
     std::shared_ptr<const Sandbox> m_sandbox;
     QString m_sandboxProblem;

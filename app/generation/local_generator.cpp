@@ -44,6 +44,8 @@ Result<GenerationTotals> LocalGenerator::generate(std::span<GenerationRequest> r
         engine::BatchRequest& b = batch[i];
         b.prompt = m_session->tokenizer().encode(*text);
         b.params.temperature = request.temperature;
+        b.params.topP = request.topP;
+        b.params.stopStrings = request.stop;
         b.params.seed = request.seed;
         const std::int64_t room
             = context > 0 ? context - std::int64_t(b.prompt.size()) : std::int64_t(1) << 30;

@@ -28,6 +28,14 @@ QByteArray requestBody(const GenerationRequest& request, const QString& model)
         { "max_tokens", request.maxTokens }, { "temperature", double(request.temperature) },
         { "seed", qint64(request.seed) }, { "stream", true },
         { "stream_options", QJsonObject { { "include_usage", true } } } };
+    if (request.topP < 1.0f)
+        body.insert("top_p", double(request.topP));
+    if (!request.stop.empty()) {
+        QJsonArray stop;
+        for (const std::string& s : request.stop)
+            stop.append(QString::fromStdString(s));
+        body.insert("stop", stop);
+    }
     if (!request.jsonSchema.empty()) {
         const QJsonObject schema
             = QJsonDocument::fromJson(QByteArray::fromStdString(request.jsonSchema)).object();

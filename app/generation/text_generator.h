@@ -25,6 +25,9 @@ struct GenerationRequest {
     std::string grammar;
     int maxTokens = 1024;
     float temperature = 0.0f;
+    float topP = 1.0f; // 1: off
+    std::vector<std::string> stop; // the answer ends before the first of these
+
     std::uint64_t seed = 0;
     bool thinking = false; // let a thinking model open a <think> block
     // Text of the answer as it is written, on the generating thread.

@@ -2,6 +2,7 @@
 // (the tiny random-weight model): models listed, streaming, JSON-schema answers that parse,
 // cancel mid-stream, a wrong key, a review through the server, and a server that dies
 // mid-answer (a clear error; the review keeps its fast findings).
+#include "app/desktop/code_test_controller.h"
 #include "app/desktop/remote_key_store.h"
 #include "app/generation/remote_generator.h"
 #include "app/review/review_pipeline.h"
@@ -159,6 +160,35 @@ private slots:
         QVERIFY2(stats.value("answered").toInt() == stats.value("questions").toInt(),
             qPrintable(review->document.warnings.join("\n")));
         QVERIFY(stats.value("generated_tokens").toInteger() > 0);
+    }
+
+    void codePanelGeneratesThroughTheServer()
+    {
+        // The code panel's controller with no local model and the server first: the skill's
+        // answer streams from the server, and the report names it.
+        CodeTestController controller(m_dir.filePath(QStringLiteral("history.sqlite")));
+        controller.setRemote({ m_server->url(), kKey, {} }, generation::BackendOrder::RemoteThenLocal,
+            false);
+        QSignalSpy pieces(&controller, &CodeTestController::answerPiece);
+        QSignalSpy generated(&controller, &CodeTestController::generated);
+        QSignalSpy failed(&controller, &CodeTestController::failed);
+        QSignalSpy status(&controller, &CodeTestController::status);
+        TestGenerationOptions options;
+        options.run = false;
+        options.rounds = 1;
+        QVERIFY(controller.generate(QStringLiteral("explain-code"),
+            QStringLiteral("def half(x):\n    return x / 2\n"), QStringLiteral("half.py"),
+            QStringLiteral("python"), QString(), options));
+        QVERIFY(generated.wait(60000) || !failed.isEmpty());
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed[0][0].toString()));
+        QVERIFY(!pieces.isEmpty());
+        const auto report = generated[0][0].value<TestGenerationReport>();
+        QVERIFY2(report.model.contains(QLatin1String("remote server")), qPrintable(report.model));
+        QVERIFY(!report.rounds.isEmpty() && !report.rounds[0].answer.isEmpty());
+        bool named = false;
+        for (const auto& s : status)
+            named = named || s[0].toString().contains(QLatin1String("remote server"));
+        QVERIFY(named);
     }
 
     void fallsBackToTheLocalModelWhenTheServerIsDown()
