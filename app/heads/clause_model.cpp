@@ -137,7 +137,7 @@ Result<ClauseModel> ClauseModel::deserialize(const QByteArray& bytes, const QStr
             PresenceModel presence;
             in >> hasPresence >> presence.bias;
             // Format 4 always held the category's own six weights; format 5 says how many.
-            quint32 count = kOwnPresenceFeatures;
+            quint32 count = 6; // format 4: the first six features of presence_model.h
             if (format >= 5)
                 in >> count;
             if (count > kMaxPresenceWeights)

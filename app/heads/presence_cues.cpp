@@ -76,10 +76,21 @@ const QHash<QString, QRegularExpression>& cues()
             ")?"
             "of\\s+(?:the\\s+)?(?:net|gross)\\s+(?:sales|revenues?|profits?|receipts)|"
             "\\bcommissions?");
+        // Prices held where they are, increases capped, or resale prices bounded: the ways
+        // supply and licence agreements commonly restrict what a party may charge.
         add("Price Restrictions",
-            "\\bpric\\w*[^.]{0,120}\\b(?:shall\\s+not\\s+(?:be\\s+)?(?:increase|exceed|change)|"
-            "fixed|may\\s+not\\s+(?:be\\s+)?increase)|\\b(?:not\\s+to\\s+exceed|no\\s+more\\s+than)"
-            "[^.]{0,60}\\bincrease");
+            "\\b(?:pric|fee|rate)\\w*[^.]{0,120}\\b(?:shall|will|may)\\s+not\\s+(?:be\\s+)?"
+            "(?:increase|exceed|change|raise|adjust)|\\b(?:pric|fee|rate)\\w*[^.]{0,60}\\b(?:shall|"
+            "will)\\s+(?:remain|be)\\s+(?:firm|fixed|constant|unchanged)|\\b(?:shall|will|may)\\s+"
+            "not"
+            "\\s+(?:\\w+\\s+){0,2}(?:raise|increase)\\s+(?:the\\s+|its\\s+|any\\s+)?(?:pric|fee|"
+            "rate)"
+            "|\\b(?:firm|fixed)\\s+(?:unit\\s+)?pric|\\b(?:price|fee|rate)\\s+increases?[^.]{0,100}"
+            "\\b(?:not\\s+(?:to\\s+)?exceed|no\\s+more\\s+than|limited\\s+to|capped|at\\s+most)|"
+            "\\b(?:not"
+            "\\s+to\\s+exceed|no\\s+more\\s+than)[^.]{0,60}\\bincrease|\\b(?:below|less\\s+than)"
+            "\\s+"
+            "(?:the\\s+)?(?:minimum\\s+)?(?:resale|advertised|list)\\s+price");
         add("Minimum Commitment",
             "\\bminimum\\s+(?:annual\\s+|monthly\\s+|quarterly\\s+)?(?:purchase|order|quantit|"
             "commitment|volume|royalt|sales|guarantee|payment)|\\b(?:annual|guaranteed)\\s+"

@@ -20,7 +20,7 @@ double sigmoid(double z)
 }
 
 // The penalty on standardised weights: enough to keep a fit on a few dozen positives sane.
-constexpr double kL2 = 1.0;
+constexpr double kL2 = 4.0;
 
 using Matrix = std::vector<std::vector<double>>;
 
