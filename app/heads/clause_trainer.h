@@ -30,7 +30,7 @@ struct TrainingOptions {
     int epochs = 10;
     float learningRate = 0.5f;
     int thresholdFolds = 4; // inner folds: their models are averaged, thresholds fitted on them
-    size_t keepWeights = 6000; // strongest weights kept per category
+    size_t keepWeights = 20000; // strongest weights kept per category
     uint32_t seed = 17;
     int threads = 0; // worker threads for independent fits; 0: one per core
     bool presenceCues = true; // let cue wordings lower the presence threshold
