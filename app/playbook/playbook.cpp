@@ -5,6 +5,7 @@
 #include <QCoreApplication>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
 #include <QSet>
 #include <yaml-cpp/yaml.h>
 
@@ -183,12 +184,28 @@ bool fires(const PlaybookRule& rule, const Finding& f)
     case PlaybookRule::Check::OneOf: {
         if (!f.fields.contains(rule.field))
             return false;
-        const QString v = f.fields.value(rule.field).toString();
-        for (const QString& allowed : rule.values) {
-            if (v.compare(allowed, Qt::CaseInsensitive) == 0)
-                return false;
+        // Every value the finding holds: the field (a value or a list) and, where the finding
+        // also has the list of the plural name ("law" and "laws": a clause that chooses
+        // several laws), each of those. One value outside the list fires the rule.
+        QStringList held;
+        auto take = [&held](const QJsonValue& v) {
+            if (v.isArray())
+                for (const QJsonValue& e : v.toArray())
+                    held.append(e.toString());
+            else
+                held.append(v.toString());
+        };
+        take(f.fields.value(rule.field));
+        if (f.fields.value(rule.field + QLatin1Char('s')).isArray())
+            take(f.fields.value(rule.field + QLatin1Char('s')));
+        for (const QString& v : held) {
+            bool allowed = false;
+            for (const QString& a : rule.values)
+                allowed = allowed || v.compare(a, Qt::CaseInsensitive) == 0;
+            if (!allowed)
+                return true;
         }
-        return true;
+        return false;
     }
     }
     return false;

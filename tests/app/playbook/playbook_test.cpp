@@ -2,6 +2,7 @@
 // rules set each finding's risk.
 #include "app/playbook/playbook.h"
 
+#include <QJsonArray>
 #include <QtTest>
 
 using namespace cw;
@@ -78,7 +79,12 @@ private slots:
             finding("Cap On Liability", { { "cap_months_of_fees", 12 } }),
             finding("Notice Period To Terminate Renewal", { { "notice_days", 30 } }),
             finding("Governing Law", { { "law", "Texas" } }),
-            finding("Governing Law", { { "law", "new york" } }) };
+            finding("Governing Law", { { "law", "new york" } }),
+            // A clause that chooses two laws: the second is outside the list.
+            finding("Governing Law",
+                { { "law", "New York" }, { "laws", QJsonArray { "New York", "Switzerland" } } }),
+            finding("Governing Law",
+                { { "law", "New York" }, { "laws", QJsonArray { "New York", "Delaware" } } }) };
         applyPlaybook(*book, review);
         QCOMPARE(review.findings[0].risk, Risk::High);
         QCOMPARE(review.findings[0].ruleId, QString("cap12"));
@@ -87,6 +93,8 @@ private slots:
         QCOMPARE(review.findings[2].risk, Risk::Medium);
         QCOMPARE(review.findings[3].risk, Risk::Medium);
         QCOMPARE(review.findings[4].risk, Risk::Low);
+        QCOMPARE(review.findings[5].risk, Risk::Medium);
+        QCOMPARE(review.findings[6].risk, Risk::Low);
         QCOMPARE(review.summary.high, 1);
         QCOMPARE(review.summary.missingCategories, QStringList { "Insurance" });
         QVERIFY(review.summary.text.contains("Insurance"));
