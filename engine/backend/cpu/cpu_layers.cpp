@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 namespace cw::engine {
 
@@ -233,20 +234,43 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
     projectionTime.stop();
     PartTimer coreTime(ctx.timers, StepPart::DeltaNetCore);
 
+    // The element-wise stages of a prompt chunk run on the pool too (channels, then tokens):
+    // each is millions of exp(), and on one thread they held the other 15-63 idle. A decode
+    // step's are too small to be worth a hand-off.
+    auto spread = [&](std::int64_t n, const std::function<void(std::int64_t, std::int64_t)>& fn,
+                      std::int64_t minChunk) {
+        if (T >= 16)
+            ctx.pool->parallelFor(n, fn, minChunk);
+        else
+            fn(0, n);
+    };
     std::vector<float> conv(static_cast<std::size_t>(T * convDim));
+    const int hist = kernel - 1;
     for (const auto& s : ctx.sequences)
-        ops::causalConv1dSilu(qkv.data() + s.row0 * convDim, convDim, s.n, convDim, d.conv.data(),
-            kernel, s.convState->data(), conv.data() + s.row0 * convDim, convDim);
-    for (std::int64_t t = 0; t < T; ++t) {
-        float* row = conv.data() + t * convDim;
-        for (std::int64_t h = 0; h < 2 * nK; ++h)
-            ops::l2Normalize(row + h * dk, dk, 1e-6f);
-        for (std::int64_t j = 0; j < nV; ++j) {
-            const std::size_t i = std::size_t(t * nV + j);
-            a[i] = d.negA[std::size_t(j)] * ops::softplus(a[i] + d.dtBias[std::size_t(j)]); // g
-            b[i] = ops::sigmoid(b[i]); // beta
-        }
-    }
+        spread(
+            convDim,
+            [&](std::int64_t c0, std::int64_t c1) {
+                ops::causalConv1dSilu(qkv.data() + s.row0 * convDim + c0, convDim, s.n, c1 - c0,
+                    d.conv.data() + c0 * kernel, kernel, s.convState->data() + c0 * hist,
+                    conv.data() + s.row0 * convDim + c0, convDim);
+            },
+            256);
+    spread(
+        T,
+        [&](std::int64_t t0, std::int64_t t1) {
+            for (std::int64_t t = t0; t < t1; ++t) {
+                float* row = conv.data() + t * convDim;
+                for (std::int64_t h = 0; h < 2 * nK; ++h)
+                    ops::l2Normalize(row + h * dk, dk, 1e-6f);
+                for (std::int64_t j = 0; j < nV; ++j) {
+                    const std::size_t i = std::size_t(t * nV + j);
+                    a[i] = d.negA[std::size_t(j)]
+                        * ops::softplus(a[i] + d.dtBias[std::size_t(j)]); // g
+                    b[i] = ops::sigmoid(b[i]); // beta
+                }
+            }
+        },
+        4);
 
     std::vector<float> core(static_cast<std::size_t>(T * valueDim));
     const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nV;
@@ -276,12 +300,16 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
                     dk, dv, state, o, valueDim);
         }
     });
-    for (std::int64_t t = 0; t < T; ++t)
-        for (std::int64_t j = 0; j < nV; ++j) {
-            float* o = core.data() + t * valueDim + j * dv;
-            ops::rmsNorm(o, d.norm.data(), dv, eps, o);
-            ops::siluMul(o, z.data() + t * valueDim + j * dv, dv);
-        }
+    spread(
+        T * nV,
+        [&](std::int64_t begin, std::int64_t end) {
+            for (std::int64_t i = begin; i < end; ++i) {
+                float* o = core.data() + i * dv;
+                ops::rmsNorm(o, d.norm.data(), dv, eps, o);
+                ops::siluMul(o, z.data() + i * dv, dv);
+            }
+        },
+        16);
     coreTime.stop();
     PartTimer outputTime(ctx.timers, StepPart::DeltaNetProjections);
     linear(ctx, d.out, core.data(), T, out);
