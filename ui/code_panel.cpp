@@ -231,12 +231,7 @@ void CodePanel::setRemote(const generation::RemoteServer& server, generation::Ba
 
 void CodePanel::updateModelNotice()
 {
-    const auto backends = generation::backendsOf(m_controller->order());
-    const bool local = backends.contains(generation::Backend::InProcess)
-        && !m_controller->modelPath().isEmpty();
-    const bool remote
-        = backends.contains(generation::Backend::Remote) && m_controller->remote().isSet();
-    m_modelNotice->setVisible(!local && !remote);
+    m_modelNotice->setVisible(!m_controller->hasBackend());
     setBusy(m_controller->busy());
 }
 

@@ -50,6 +50,13 @@ void CodeTestController::setRemote(
     m_remoteKeyFromStore = keyFromStore;
 }
 
+bool CodeTestController::hasBackend() const
+{
+    const auto backends = generation::backendsOf(m_order);
+    return (backends.contains(generation::Backend::InProcess) && !m_modelPath.isEmpty())
+        || (backends.contains(generation::Backend::Remote) && m_remote.isSet());
+}
+
 Result<std::shared_ptr<SkillModel>> CodeTestController::openBackend(
     const QString& modelPath, const llm::LlmSessionOptions& modelOptions, QString& passedOver)
 {
@@ -147,12 +154,7 @@ bool CodeTestController::generate(const QString& skillName, const QString& code,
         emit failed(tr("There is no skill named %1.").arg(skillName));
         return false;
     }
-    const bool remoteInOrder
-        = generation::backendsOf(m_order).contains(generation::Backend::Remote) && m_remote.isSet();
-    const bool localInOrder
-        = generation::backendsOf(m_order).contains(generation::Backend::InProcess)
-        && !m_modelPath.isEmpty();
-    if (!remoteInOrder && !localInOrder) {
+    if (!hasBackend()) {
         emit failed(tr("Generating needs a language model: choose one (or a remote server) in "
                        "Model ▸ Model Settings. Run works without one."));
         return false;

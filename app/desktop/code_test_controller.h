@@ -41,8 +41,9 @@ public:
     // `keyFromStore`. Generation uses the first backend of the order that can be opened.
     void setRemote(const generation::RemoteServer& server, generation::BackendOrder order,
         bool keyFromStore = true);
-    const generation::RemoteServer& remote() const { return m_remote; }
-    generation::BackendOrder order() const { return m_order; }
+    // Whether a backend of the order is set (a local model path, or a remote server), so that
+    // generation can be asked for; whether it opens is known only when it is tried.
+    bool hasBackend() const;
     const std::shared_ptr<llm::LlmSessionCache>& sessions() const { return m_sessions; }
     // Tests only run in the sandbox; the reason when there is none ("bubblewrap is not ...").
     QString sandboxProblem();
