@@ -146,4 +146,16 @@ Result<QList<LabelledContract>> readLabelledContracts(const QString& path)
     return contracts;
 }
 
+Result<QList<LabelledContract>> readLabelledContracts(const std::vector<std::string>& paths)
+{
+    QList<LabelledContract> all;
+    for (const std::string& path : paths) {
+        auto contracts = readLabelledContracts(QString::fromStdString(path));
+        if (!contracts)
+            return contracts.error();
+        all.append(*contracts);
+    }
+    return all;
+}
+
 } // namespace cw::heads

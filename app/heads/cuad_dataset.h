@@ -7,6 +7,8 @@
 #include <QPair>
 #include <QString>
 #include <QStringList>
+#include <string>
+#include <vector>
 
 namespace cw::heads {
 
@@ -28,6 +30,8 @@ struct LabelledContract {
 
 // Reads the JSON Lines file (optionally .xz-compressed). Errors name the file and line.
 Result<QList<LabelledContract>> readLabelledContracts(const QString& path);
+// The contracts of several such files, in the order given; the first error stops it.
+Result<QList<LabelledContract>> readLabelledContracts(const std::vector<std::string>& paths);
 
 // Decompresses .xz bytes; the error names `name`.
 Result<QByteArray> decompressXz(const QByteArray& bytes, const QString& name);

@@ -85,18 +85,10 @@ int runEvalHeads(std::span<char*> args)
         std::fprintf(stderr, "eval-heads: --heads %s needs --model PATH\n", heads.c_str());
         return 2;
     }
-    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data.front()));
+    auto contracts = cw::heads::readLabelledContracts(data);
     if (!contracts) {
         std::fprintf(stderr, "eval-heads: %s\n", contracts.error().message.c_str());
         return 1;
-    }
-    for (size_t i = 1; i < data.size(); ++i) {
-        auto more = cw::heads::readLabelledContracts(QString::fromStdString(data[i]));
-        if (!more) {
-            std::fprintf(stderr, "eval-heads: %s\n", more.error().message.c_str());
-            return 1;
-        }
-        contracts->append(*more);
     }
     if (classifier.empty() && contracts->size() < folds) {
         std::fprintf(stderr, "eval-heads: %s: %d contracts are too few for %d folds\n",

@@ -29,18 +29,10 @@ int runTrainHeads(std::span<char*> args)
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
-    auto contracts = cw::heads::readLabelledContracts(QString::fromStdString(data.front()));
+    auto contracts = cw::heads::readLabelledContracts(data);
     if (!contracts) {
         std::fprintf(stderr, "train-heads: %s\n", contracts.error().message.c_str());
         return 1;
-    }
-    for (size_t i = 1; i < data.size(); ++i) {
-        auto more = cw::heads::readLabelledContracts(QString::fromStdString(data[i]));
-        if (!more) {
-            std::fprintf(stderr, "train-heads: %s\n", more.error().message.c_str());
-            return 1;
-        }
-        contracts->append(*more);
     }
     if (!exclude.empty()) {
         auto held = cw::heads::readLabelledContracts(QString::fromStdString(exclude));
