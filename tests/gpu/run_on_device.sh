@@ -1,9 +1,15 @@
 #!/bin/bash
 # On the accelerator machine, from the repository root: builds the engine without Qt (the
 # Debian packages it needs travel as .deb files in .device-carry/debs), runs the gpu tests and,
-# with "bench", measures clausewright-cli bench beside llama.cpp (.device-carry/peer) on one
-# synthetic Qwen3.6-35B-A3B Q4_K_M file. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build] [test] [bench] [profile] [sanitize] [peer]
+# with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
+# "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
+# the same file in the same call. Results land in $OUT.
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [peer] [bf16ref] [profile] [sanitize]
+# "prebuilt" takes the engine built on the developer's machine instead of building it here
+# (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
+# tests are the developer's, so /work/main points at this checkout when it is free).
+# "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
+# logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
 # tiny Qwen3.6 preset.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
@@ -24,7 +30,33 @@ export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
 M=/tmp/models/q36.gguf
-B=build-dev/app/clausewright-cli
+BUILD=build-dev
+if has prebuilt; then
+  BUILD=build-cuda-eng
+  tar xJf .device-carry/bin/engine.tar.xz || exit 1
+  [[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+fi
+B=$BUILD/app/clausewright-cli
+synth() {
+  mkdir -p /tmp/models
+  (s=$(date +%s); $B synth --preset qwen3.6-35b-a3b --quant q4_k_m --out $M >/dev/null 2>"$OUT/synth.err"; \
+    echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$OUT/synth.err") &
+  synth_pid=$!
+}
+P=/tmp/peer/llama.cpp
+if has peer; then # built while ours is tested; its benchmark runs after ours, alone on the card
+  (s=$(date +%s); mkdir -p /tmp/peer && tar xJf .device-carry/peer/llama.cpp-*.tar.xz -C /tmp/peer \
+    && ln -sfn /tmp/peer/llama.cpp-* $P \
+    && cmake -S $P -B $P/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
+      >"$OUT/peer_build.log" 2>&1 \
+    && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench >>"$OUT/peer_build.log" 2>&1; \
+    echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$OUT/peer_build.log") &
+  peer_pid=$!
+fi
+if has prebuilt && { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
+  synth
+fi
 if has build; then
   start=$(date +%s)
   if [[ ! -f build-dev/build.ninja ]]; then
@@ -35,11 +67,8 @@ if has build; then
   # The command-line tool first: the benchmark file is written while the tests build and run.
   ninja -C build-dev -j16 clausewright-cli >"$OUT/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
-  if { has bench || has profile; } && [[ ! -f $M ]]; then
-    mkdir -p /tmp/models
-    (s=$(date +%s); $B synth --preset qwen3.6-35b-a3b --quant q4_k_m --out $M >/dev/null 2>"$OUT/synth.err"; \
-      echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$OUT/synth.err") &
-    synth_pid=$!
+  if { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
+    synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
     gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant >>"$OUT/build.log" 2>&1
@@ -47,8 +76,17 @@ if has build; then
   grep -E "error|FAILED" "$OUT/build.log" | head -20
 fi
 if has test; then
-  ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$OUT/ctest_gpu.log" 2>&1
-  echo "ctest gpu exit $?"
+  if has prebuilt; then # the developer's CTest files name tests this archive does not hold
+    status=0
+    for t in $BUILD/tests/gpu/gpu_cuda_runtime $BUILD/tests/gpu/*/gpu_*; do
+      [[ -x $t && $t != *_bench ]] || continue
+      echo "== $(basename $t)"; timeout 150 $t --gtest_brief=1 || { echo "FAILED: $t"; status=1; }
+    done >"$OUT/ctest_gpu.log" 2>&1
+    echo "gpu tests exit $status"
+  else
+    ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$OUT/ctest_gpu.log" 2>&1
+    echo "ctest gpu exit $?"
+  fi
   grep -E "^[0-9 ]+/[0-9]+ Test|tests passed|Failure|max \|error\||of max|identical|same|error [0-9]" "$OUT/ctest_gpu.log" | tail -70
 fi
 if has bench; then
@@ -62,6 +100,24 @@ if has bench; then
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
+fi
+if has peer; then
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  wait $peer_pid; tail -1 "$OUT/peer_build.log"
+  # The same geometry as ours: 512-token prompt then 64 decoded, an 8,192-token prompt, and 32
+  # sequences of a 512-token prompt decoding 16 each.
+  timeout 240 $P/build/bin/llama-bench -m $M -ngl 99 -fa on -p 512,8192 -n 64 -r 3 -o md \
+    2>"$OUT/peer_bench.err" | tee "$OUT/peer_bench.md"
+  timeout 120 $P/build/bin/llama-batched-bench -m $M -ngl 99 -fa on -c 17408 -b 2048 -ub 512 \
+    -npp 512 -ntg 16 -npl 1,32 >"$OUT/peer_batched.log" 2>&1
+  grep -E "^\|" "$OUT/peer_batched.log" | tail -4
+  # What the next call can carry instead of building again.
+  xz -T8 -c $P/build/bin/llama-bench >"$OUT/llama-bench.xz" 2>/dev/null || true
+fi
+if has bf16ref; then
+  timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
+    2>"$OUT/bf16_reference.err" || tail -5 "$OUT/bf16_reference.err"
+  grep -E "max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | grep -i -E "qwen3_5|qwen3_moe" | head -40
 fi
 if has sanitize; then
   T=/tmp/models/tiny36.gguf
