@@ -1,14 +1,12 @@
 #include "ui/main_window.h"
 
 #include "app/desktop/app_settings.h"
+#include "app/desktop/contract_workflow.h"
 #include "app/desktop/review_queue.h"
 #include "app/desktop/sample_contract.h"
 #include "app/desktop/user_folders.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/history/history_store.h"
-#include "app/ingest/document_reader.h"
-#include "app/ingest/pdf_passwords.h"
-#include "app/report/report_exporter.h"
 #include "ui/code_panel.h"
 #include "ui/first_run_page.h"
 #include "ui/history_dialog.h"
@@ -59,24 +57,15 @@ qint64 residentBytes()
     return fields.size() > 1 ? fields[1].toLongLong() * 4096 : 0;
 }
 
-// A PDF the reader will take: a larger file is refused by the review with a message, and
-// Poppler should not be asked to open it on the way (it scans a damaged file end to end).
-bool isPdfWithinLimits(const QString& path)
-{
-    const QFileInfo info(path);
-    if (!info.isFile() || info.size() > cw::kMaxDocumentBytes)
-        return false;
-    if (info.suffix().compare(QLatin1String("pdf"), Qt::CaseInsensitive) == 0)
-        return true;
-    QFile file(path);
-    return file.open(QIODevice::ReadOnly) && file.read(1024).contains("%PDF-");
-}
-
 } // namespace
 
 MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     : QMainWindow(parent)
     , m_queue(new cw::ReviewQueue(this))
+    , m_workflow(new cw::ContractWorkflow(
+          m_queue,
+          [this](QString fileName, QString prompt) { return askPdfPassword(fileName, prompt); },
+          this))
     , m_history(std::make_unique<cw::HistoryStore>(
           historyPath.isEmpty() ? cw::HistoryDatabase::defaultPath() : historyPath))
 {
@@ -122,6 +111,10 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
 
     createActions();
     createStatusBar();
+
+    connect(
+        m_workflow, &cw::ContractWorkflow::recentFilesChanged, this, &MainWindow::updateRecentMenu);
+    connect(m_workflow, &cw::ContractWorkflow::notice, this, &MainWindow::showNotice);
 
     connect(m_queue, &cw::ReviewQueue::started, this, [this](const QString& path) {
         m_progress->setRange(0, 0);
@@ -376,89 +369,45 @@ void MainWindow::updateRecentMenu()
 
 void MainWindow::openContract(const QString& path)
 {
-    openContractAsync(path);
+    m_workflow->open(path);
 }
 
-QCoro::Task<> MainWindow::openContractAsync(QString path)
+QCoro::Task<std::optional<QString>> MainWindow::askPdfPassword(QString fileName, QString prompt)
 {
-    cw::AppSettings::addRecentFile(path);
-    updateRecentMenu();
-    if (isPdfWithinLimits(path) && cw::PdfPasswords::lookup(path).isEmpty()) {
-        // Poppler reads the trailer and the encryption dictionary: off the UI thread, since a
-        // damaged or huge file can take a while.
-        QPointer<MainWindow> self(this);
-        QFuture<cw::PdfLock> checking
-            = QtConcurrent::run([path] { return cw::pdfLockState(path); });
-        const cw::PdfLock lock = co_await checking;
-        if (!self)
-            co_return;
-        if (lock == cw::PdfLock::NeedsPassword) {
-            auto asking = askPdfPassword(path);
-            const bool unlocked = co_await asking;
-            if (!self)
-                co_return;
-            if (!unlocked) {
-                showNotice(tr("%1 was not opened: it needs its password.")
-                               .arg(QFileInfo(path).fileName()));
-                co_return;
-            }
-        }
-    }
-    m_queue->enqueue(path);
-}
-
-QCoro::Task<bool> MainWindow::askPdfPassword(QString path)
-{
-    const QString name = QFileInfo(path).fileName();
-    QString prompt = tr("“%1” is protected by a password.\nPassword:").arg(name);
-    for (;;) {
-        QPointer<QInputDialog> dialog = new QInputDialog(this);
-        dialog->setObjectName(QStringLiteral("pdfPasswordDialog"));
-        dialog->setWindowTitle(tr("Password required"));
-        dialog->setLabelText(prompt);
-        dialog->setTextEchoMode(QLineEdit::Password);
-        dialog->setAccessibleName(tr("Password for %1").arg(name));
-        dialog->setWindowModality(Qt::WindowModal);
-        dialog->open();
-        auto answering = qCoro(dialog.data(), &QDialog::finished);
-        const int answer = co_await answering;
-        if (!dialog)
-            co_return false; // the window closed under the dialog
-        const QString password = dialog->textValue();
-        dialog->deleteLater();
-        if (answer != QDialog::Accepted)
-            co_return false;
-        QPointer<MainWindow> self(this);
-        QFuture<bool> trying
-            = QtConcurrent::run([path, password] { return cw::pdfPasswordOpens(path, password); });
-        const bool opens = co_await trying;
-        if (!self)
-            co_return false;
-        if (opens) {
-            cw::PdfPasswords::remember(path, password);
-            co_return true;
-        }
-        prompt = tr("That password does not open “%1”. Try again:").arg(name);
-    }
+    QPointer<QInputDialog> dialog = new QInputDialog(this);
+    dialog->setObjectName(QStringLiteral("pdfPasswordDialog"));
+    dialog->setWindowTitle(tr("Password required"));
+    dialog->setLabelText(prompt);
+    dialog->setTextEchoMode(QLineEdit::Password);
+    dialog->setAccessibleName(tr("Password for %1").arg(fileName));
+    dialog->setWindowModality(Qt::WindowModal);
+    dialog->open();
+    auto answering = qCoro(dialog.data(), &QDialog::finished);
+    const int answer = co_await answering;
+    if (!dialog)
+        co_return std::nullopt; // the window closed under the dialog
+    const QString password = dialog->textValue();
+    dialog->deleteLater();
+    if (answer != QDialog::Accepted)
+        co_return std::nullopt;
+    co_return password;
 }
 
 void MainWindow::showPreview(const QString& path)
 {
     // The pages of a PDF show while it is read and reviewed; the findings join them when the
     // review is ready. Other formats show their text with the findings.
-    m_previewPath.clear();
-    if (!isPdfWithinLimits(path))
+    if (!m_workflow->beginPreview(path, m_reviewView->review()))
         return;
-    m_beforePreview = m_reviewView->review();
     cw::Review preview;
     preview.document.path = path;
     preview.document.format = cw::DocumentFormat::Pdf;
     m_reviewView->setReview(preview);
     if (!m_reviewView->documentError().isEmpty()) {
-        m_reviewView->setReview(m_beforePreview);
+        if (auto before = m_workflow->previewFailed(path))
+            m_reviewView->setReview(*before);
         return;
     }
-    m_previewPath = path;
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(false);
     setWindowTitle(tr("%1 — Clausewright").arg(QFileInfo(path).fileName()));
@@ -466,10 +415,9 @@ void MainWindow::showPreview(const QString& path)
 
 void MainWindow::onReviewFailed(const QString& path, const QString& message)
 {
-    if (!m_previewPath.isEmpty() && m_previewPath == path) {
+    if (auto before = m_workflow->previewFailed(path)) {
         // Back to what was shown before, so a failed review leaves no half-open document.
-        m_previewPath.clear();
-        m_reviewView->setReview(m_beforePreview);
+        m_reviewView->setReview(*before);
         const bool had = m_reviewView->hasReview();
         m_stack->setCurrentWidget(had                         ? static_cast<QWidget*>(m_reviewView)
                 : cw::AppSettings::firstRunChoice().isEmpty() ? static_cast<QWidget*>(m_firstRun)
@@ -507,8 +455,7 @@ void MainWindow::onProgress(cw::ReviewStage stage, int done, int total)
 
 QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
 {
-    m_previewPath.clear();
-    m_beforePreview = {};
+    m_workflow->previewDone();
     m_reviewView->setReview(review);
     {
         qint64 total = 0;
@@ -518,8 +465,8 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
         // No %n plural: the English UI has no translation file to turn "page(s)" into words.
         const QString seconds = QLocale().toString(total / 1000.0, 'f', 1);
         m_speedLabel->setText(pages == 1 ? tr("Last review: 1 page in %1 s").arg(seconds)
-                : pages > 1              ? tr("Last review: %1 pages in %2 s").arg(pages).arg(seconds)
-                                         : tr("Last review: %1 s").arg(seconds));
+                : pages > 1 ? tr("Last review: %1 pages in %2 s").arg(pages).arg(seconds)
+                            : tr("Last review: %1 s").arg(seconds));
     }
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(true);
@@ -578,10 +525,7 @@ QCoro::Task<bool> MainWindow::exportCurrent(const QString& path, const QString& 
     m_exportAction->setEnabled(false);
     statusBar()->showMessage(tr("Writing the report…"));
     QPointer<MainWindow> self(this);
-    QFuture<cw::Result<void>> exporting
-        = QtConcurrent::run([review = m_reviewView->review(), format = *format, path] {
-              return cw::exportReview(review, format, path);
-          });
+    auto exporting = cw::ContractWorkflow::exportReport(m_reviewView->review(), *format, path);
     const cw::Result<void> result = co_await exporting;
     if (!self)
         co_return false;
@@ -608,12 +552,8 @@ void MainWindow::chooseExport()
             &selectedFilter);
     if (path.isEmpty())
         return;
-    QString suffix = QFileInfo(path).suffix().toLower();
-    if (!cw::reportFormatFromName(suffix)) {
-        // The user typed no suffix: take the format from the chosen filter.
-        suffix = selectedFilter.section(QStringLiteral("*."), 1).section(QLatin1Char(')'), 0, 0);
-    }
-    exportCurrent(path, suffix);
+    if (const auto format = cw::ContractWorkflow::formatFor(path, selectedFilter))
+        exportCurrent(path, cw::reportFormatName(*format));
 }
 
 void MainWindow::showHistory()

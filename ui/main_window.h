@@ -4,6 +4,7 @@
 
 #include <QMainWindow>
 #include <memory>
+#include <optional>
 #include <qcoro/qcorotask.h>
 
 class QDockWidget;
@@ -14,6 +15,7 @@ class QPushButton;
 class QStackedWidget;
 
 namespace cw {
+class ContractWorkflow;
 class HistoryStore;
 class ReviewQueue;
 } // namespace cw
@@ -65,8 +67,7 @@ private:
     void createStatusBar();
     void updateModelStatus();
     void updateMemoryStatus();
-    QCoro::Task<> openContractAsync(QString path);
-    QCoro::Task<bool> askPdfPassword(QString path);
+    QCoro::Task<std::optional<QString>> askPdfPassword(QString fileName, QString prompt);
     void showPreview(const QString& path);
     void onReviewFailed(const QString& path, const QString& message);
     void showNotice(const QString& message);
@@ -89,6 +90,7 @@ private:
     CodePanel* m_codePanel = nullptr; // in a dock beside the review (View ▸ Code and Tests)
     QDockWidget* m_codeDock = nullptr;
     cw::ReviewQueue* m_queue = nullptr;
+    cw::ContractWorkflow* m_workflow = nullptr; // open, password, preview and export steps
     std::unique_ptr<cw::HistoryStore> m_history;
     HistoryDialog* m_historyDialog = nullptr;
     QMenu* m_recentMenu = nullptr;
@@ -97,9 +99,6 @@ private:
     QLabel* m_deviceLabel = nullptr;
     QLabel* m_memoryLabel = nullptr;
     QLabel* m_speedLabel = nullptr;
-    // The review shown before a PDF's pages were previewed, put back if that review fails.
-    cw::Review m_beforePreview;
-    QString m_previewPath;
     QLabel* m_stageLabel = nullptr;
     QProgressBar* m_progress = nullptr;
     QPushButton* m_cancel = nullptr;
