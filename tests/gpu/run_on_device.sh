@@ -101,6 +101,11 @@ if has bench; then
   done
   grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
 fi
+if has bf16ref; then
+  timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
+    2>"$OUT/bf16_reference.err" || tail -5 "$OUT/bf16_reference.err"
+  grep -E "max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | grep -i -E "qwen3_5|qwen3_moe" | head -40
+fi
 if has peer; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
   wait $peer_pid; tail -1 "$OUT/peer_build.log"
@@ -113,11 +118,6 @@ if has peer; then
   grep -E "^\|" "$OUT/peer_batched.log" | tail -4
   # What the next call can carry instead of building again.
   xz -T8 -c $P/build/bin/llama-bench >"$OUT/llama-bench.xz" 2>/dev/null || true
-fi
-if has bf16ref; then
-  timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
-    2>"$OUT/bf16_reference.err" || tail -5 "$OUT/bf16_reference.err"
-  grep -E "max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | grep -i -E "qwen3_5|qwen3_moe" | head -40
 fi
 if has sanitize; then
   T=/tmp/models/tiny36.gguf
