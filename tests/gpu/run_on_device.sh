@@ -104,7 +104,7 @@ fi
 if has bf16ref; then
   timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
     2>"$OUT/bf16_reference.err" || tail -5 "$OUT/bf16_reference.err"
-  grep -E "max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | grep -i -E "qwen3_5|qwen3_moe" | head -40
+  grep -E "^== gpu_model_golden|max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | head -60
 fi
 if has peer; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
