@@ -77,12 +77,19 @@ if has build; then
 fi
 if has test; then
   if has prebuilt; then # the developer's CTest files name tests this archive does not hold
-    status=0
+    mkdir -p /tmp/gpu-logs
     for t in $BUILD/tests/gpu/gpu_cuda_runtime $BUILD/tests/gpu/*/gpu_*; do
       [[ -x $t && $t != *_bench ]] || continue
-      echo "== $(basename $t)"; timeout 150 $t --gtest_brief=1 || { echo "FAILED: $t"; status=1; }
-    done >"$OUT/ctest_gpu.log" 2>&1
-    echo "gpu tests exit $status"
+      n=$(basename $t)
+      (timeout 150 $t --gtest_brief=1 >/tmp/gpu-logs/$n.log 2>&1; echo "exit $?" >>/tmp/gpu-logs/$n.log) &
+    done
+    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}")
+    status=0
+    for f in /tmp/gpu-logs/*.log; do
+      echo "== $(basename $f .log)"; cat $f; tail -1 $f | grep -q "exit 0" || status=1
+    done >"$OUT/ctest_gpu.log"
+    echo "gpu tests exit $status"; grep -E "^== |^exit " "$OUT/ctest_gpu.log" | paste - - | head -12
+    grep -E "^\[  FAILED" "$OUT/ctest_gpu.log" | sort -u | head -20
   else
     ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$OUT/ctest_gpu.log" 2>&1
     echo "ctest gpu exit $?"
