@@ -18,6 +18,10 @@ set -o pipefail
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+# A call brings back at most 8 files: the figures go to $OUT, every log into one archive.
+L=/tmp/device-logs
+mkdir -p $L
+trap 'tar cJf "$OUT/logs.tar.xz" -C $L . 2>/dev/null' EXIT
 STEPS=" $* "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 mkdir -p /tmp/deps
@@ -39,8 +43,8 @@ fi
 B=$BUILD/app/clausewright-cli
 synth() {
   mkdir -p /tmp/models
-  (s=$(date +%s); $B synth --preset qwen3.6-35b-a3b --quant q4_k_m --out $M >/dev/null 2>"$OUT/synth.err"; \
-    echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$OUT/synth.err") &
+  (s=$(date +%s); $B synth --preset qwen3.6-35b-a3b --quant q4_k_m --out $M >/dev/null 2>"$L/synth.err"; \
+    echo "synth exit $? in $(( $(date +%s) - s )) s" >>"$L/synth.err") &
   synth_pid=$!
 }
 P=/tmp/peer/llama.cpp
@@ -48,10 +52,11 @@ if has peer; then # built while ours is tested; its benchmark runs after ours, a
   (s=$(date +%s); mkdir -p /tmp/peer && tar xJf .device-carry/peer/llama.cpp-*.tar.xz -C /tmp/peer \
     && ln -sfn /tmp/peer/llama.cpp-* $P \
     && cmake -S $P -B $P/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF \
-      >"$OUT/peer_build.log" 2>&1 \
-    && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench >>"$OUT/peer_build.log" 2>&1; \
-    echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$OUT/peer_build.log") &
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) \
+      -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+      >"$L/peer_build.log" 2>&1 \
+    && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench >>"$L/peer_build.log" 2>&1; \
+    echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$L/peer_build.log") &
   peer_pid=$!
 fi
 if has prebuilt && { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
@@ -61,19 +66,19 @@ if has build; then
   start=$(date +%s)
   if [[ ! -f build-dev/build.ninja ]]; then
     cmake -S . -B build-dev -G Ninja -DCW_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DCW_BUILD_BENCHES=OFF -DCMAKE_PREFIX_PATH=/tmp/deps/usr >"$OUT/configure.log" 2>&1 \
-      || { tail -30 "$OUT/configure.log"; exit 1; }
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCW_BUILD_BENCHES=OFF -DCMAKE_PREFIX_PATH=/tmp/deps/usr >"$L/configure.log" 2>&1 \
+      || { tail -30 "$L/configure.log"; exit 1; }
   fi
   # The command-line tool first: the benchmark file is written while the tests build and run.
-  ninja -C build-dev -j16 clausewright-cli >"$OUT/build.log" 2>&1
+  ninja -C build-dev -j16 clausewright-cli >"$L/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
   if { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
     synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
-    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant >>"$OUT/build.log" 2>&1
+    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant >>"$L/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
-  grep -E "error|FAILED" "$OUT/build.log" | head -20
+  grep -E "error|FAILED" "$L/build.log" | head -20
 fi
 if has test; then
   if has prebuilt; then # the developer's CTest files name tests this archive does not hold
@@ -87,42 +92,43 @@ if has test; then
     status=0
     for f in /tmp/gpu-logs/*.log; do
       echo "== $(basename $f .log)"; cat $f; tail -1 $f | grep -q "exit 0" || status=1
-    done >"$OUT/ctest_gpu.log"
-    echo "gpu tests exit $status"; grep -E "^== |^exit " "$OUT/ctest_gpu.log" | paste - - | head -12
-    grep -E "^\[  FAILED" "$OUT/ctest_gpu.log" | sort -u | head -20
+    done >"$L/ctest_gpu.log"
+    echo "gpu tests exit $status"; grep -E "^== |^exit " "$L/ctest_gpu.log" | paste - - | head -12
+    grep -E "^\[  FAILED" "$L/ctest_gpu.log" | sort -u | head -20
   else
-    ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$OUT/ctest_gpu.log" 2>&1
+    ctest --test-dir build-dev -L gpu -j4 --output-on-failure --timeout 100 >"$L/ctest_gpu.log" 2>&1
     echo "ctest gpu exit $?"
   fi
-  grep -E "^[0-9 ]+/[0-9]+ Test|tests passed|Failure|max \|error\||of max|identical|same|error [0-9]" "$OUT/ctest_gpu.log" | tail -70
+  grep -E "^[0-9 ]+/[0-9]+ Test|tests passed|Failure|max \|error\||of max|identical|same|error [0-9]" "$L/ctest_gpu.log" | tail -70
 fi
 if has bench; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
-  cat "$OUT/synth.err" 2>/dev/null | tail -2
+  cat "$L/synth.err" 2>/dev/null | tail -2
   export CW_COMMIT=${CW_COMMIT:-unknown}
   : >"$OUT/bench.jsonl"
   # --repeat 3: the first run also pays each batch size's eager warm-up and graph capture.
   for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 3" "--prompt-tokens 8192 --gen-tokens 2 --batch 1" \
       "--prompt-tokens 512 --gen-tokens 16 --batch 32 --repeat 2" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
-    timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$OUT/bench.err" | tee -a "$OUT/bench.jsonl"
+    timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$L/bench.err" | tee -a "$OUT/bench.jsonl"
   done
-  grep -v "^bench: loaded" "$OUT/bench.err" | tail -5; grep -m1 "memory plan" "$OUT/bench.err"
+  grep -v "^bench: loaded" "$L/bench.err" | tail -5; grep -m1 "memory plan" "$L/bench.err"
 fi
 if has bf16ref; then
   timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
-    2>"$OUT/bf16_reference.err" || tail -5 "$OUT/bf16_reference.err"
-  grep -E "^== gpu_model_golden|max \|error\|" "$OUT/ctest_gpu.log" 2>/dev/null | head -60
+    2>"$L/bf16_reference.err" || tail -5 "$L/bf16_reference.err"
+  grep -E "^== gpu_model_golden|max \|error\|" "$L/ctest_gpu.log" 2>/dev/null | head -60
 fi
 if has peer; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
-  wait $peer_pid; tail -1 "$OUT/peer_build.log"
+  wait $peer_pid; tail -1 "$L/peer_build.log"
+  grep -q "build exit 0" "$L/peer_build.log" || grep -E "CMake Error|error" "$L/peer_build.log" | head -10
   # The same geometry as ours: 512-token prompt then 64 decoded, an 8,192-token prompt, and 32
   # sequences of a 512-token prompt decoding 16 each.
   timeout 240 $P/build/bin/llama-bench -m $M -ngl 99 -fa on -p 512,8192 -n 64 -r 3 -o md \
-    2>"$OUT/peer_bench.err" | tee "$OUT/peer_bench.md"
+    2>"$L/peer_bench.err" | tee "$OUT/peer_bench.md"
   timeout 120 $P/build/bin/llama-batched-bench -m $M -ngl 99 -fa on -c 17408 -b 2048 -ub 512 \
-    -npp 512 -ntg 16 -npl 1,32 >"$OUT/peer_batched.log" 2>&1
-  grep -E "^\|" "$OUT/peer_batched.log" | tail -4
+    -npp 512 -ntg 16 -npl 1,32 >"$L/peer_batched.log" 2>&1
+  grep -E "^\|" "$L/peer_batched.log" | tail -4
   # What the next call can carry instead of building again.
   xz -T8 -c $P/build/bin/llama-bench >"$OUT/llama-bench.xz" 2>/dev/null || true
 fi
@@ -132,8 +138,8 @@ if has sanitize; then
   [[ -f $T ]] || $B synth --preset tiny-qwen3.6-moe --quant q4_k_m --out $T >/dev/null 2>&1
   for tool in memcheck racecheck; do
     timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B bench --model $T \
-      --device cuda:0 --prompt-tokens 40 --gen-tokens 6 --batch 3 >"$OUT/sanitize_$tool.log" 2>&1
-    echo "compute-sanitizer $tool exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize_$tool.log" | tail -1)"
+      --device cuda:0 --prompt-tokens 40 --gen-tokens 6 --batch 3 >"$L/sanitize_$tool.log" 2>&1
+    echo "compute-sanitizer $tool exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$L/sanitize_$tool.log" | tail -1)"
   done
 fi
 if has profile; then
@@ -144,7 +150,7 @@ if has profile; then
       "b32 37 --prompt-tokens 512 --gen-tokens 8 --batch 32"; do
     set -- $spec; name=$1; step=$2; shift 2
     CW_CUDA_PROFILE_STEP=$step timeout 200 $NCU $B bench --model $M --device cuda:0 "$@" \
-      >"$OUT/ncu_$name.csv" 2>"$OUT/ncu_$name.err"
-    echo "== $name (exit $?)"; python3 tests/gpu/ncu_summary.py "$OUT/ncu_$name.csv" 40
+      >"$L/ncu_$name.csv" 2>"$L/ncu_$name.err"
+    echo "== $name (exit $?)"; python3 tests/gpu/ncu_summary.py "$L/ncu_$name.csv" 40
   done
 fi

@@ -58,15 +58,23 @@ std::int32_t argmax(const float* x, std::int64_t n)
 }
 
 // Logit error allowed, as a fraction of the largest |logit|: the CPU's and the GPU's f32 paths
-// stay under 1e-3. Products with bf16 operands round every operand to 8 significant bits
-// (2^-8 = 3.9e-3 relative each), so the GPU's bf16 prefill is held to 2e-2: loose enough
-// for that rounding, tight enough to catch a wrong kernel.
+// stay under 1e-3. Products with bf16 operands round every operand to 8 significant bits, and
+// these tiny models amplify that: the GPU's bf16 prefill is held to 1.25 times the error of
+// transformers' own bf16 computation on the same model and prompts (bf16_reference.json, see
+// tests/golden/README.md), and never looser than 2e-2.
 double logitTolerance(const nlohmann::json& meta)
 {
-    const double fraction = std::string(CW_GOLDEN_DEVICE) != "cpu"
-            && std::string(CW_GOLDEN_PRECISION) == "bf16"
-        ? 2e-2
-        : 1e-3;
+    const bool bf16Gpu
+        = std::string(CW_GOLDEN_DEVICE) != "cpu" && std::string(CW_GOLDEN_PRECISION) == "bf16";
+    double fraction = 1e-3;
+    if (bf16Gpu) {
+        std::ifstream in(kGolden + "/bf16_reference.json");
+        const nlohmann::json reference = nlohmann::json::parse(in);
+        const std::string name = meta["name"];
+        EXPECT_TRUE(reference.contains(name)) << "bf16_reference.json has no figure for " << name;
+        fraction = std::max(
+            2e-2, 1.25 * reference.value(name, nlohmann::json::object()).value("bf16", 0.0));
+    }
     return fraction * double(meta["max_abs_logit"]);
 }
 
