@@ -1,10 +1,7 @@
 #include "app/code_skills/code_skill_host.h"
 
-#include <QCoreApplication>
-#include <QDir>
 #include <QFile>
 #include <QSet>
-#include <QStandardPaths>
 #include <algorithm>
 
 namespace cw {
@@ -16,27 +13,24 @@ CodeSkillHost::CodeSkillHost(QStringList extraFolders)
 
 QString CodeSkillHost::userFolder()
 {
-    // The GUI's AppDataLocation (organisation and application "Clausewright"), spelled out so
-    // that the CLI, whatever its own application name, reads the same folder.
-    const QString base = QStandardPaths::writableLocation(QStandardPaths::GenericDataLocation);
-    return base.isEmpty() ? QString()
-                          : base + QStringLiteral("/Clausewright/Clausewright/code_skills");
+    const QString base = userDataFolder();
+    return base.isEmpty() ? QString() : base + QStringLiteral("/code_skills");
+}
+
+PluginFolderSpec CodeSkillHost::folderSpec()
+{
+    PluginFolderSpec spec;
+    spec.userSubfolder = QStringLiteral("code_skills");
+    spec.installSubfolder = QStringLiteral("share/clausewright/code_skills");
+#ifdef CW_CODE_SKILLS_SOURCE_DIR
+    spec.buildTreeFolder = QStringLiteral(CW_CODE_SKILLS_SOURCE_DIR);
+#endif
+    return spec;
 }
 
 QStringList CodeSkillHost::searchFolders() const
 {
-    QStringList folders = m_extraFolders;
-    if (const QString user = userFolder(); !user.isEmpty())
-        folders.append(user);
-    if (QCoreApplication::instance()) {
-        const QDir bin(QCoreApplication::applicationDirPath());
-        folders.append(QDir::cleanPath(bin.filePath("../share/clausewright/code_skills")));
-    }
-#ifdef CW_CODE_SKILLS_SOURCE_DIR
-    folders.append(QStringLiteral(CW_CODE_SKILLS_SOURCE_DIR));
-#endif
-    folders.removeDuplicates();
-    return folders;
+    return pluginSearchFolders(m_extraFolders, folderSpec());
 }
 
 void CodeSkillHost::load()
@@ -45,33 +39,29 @@ void CodeSkillHost::load()
     m_skills.clear();
     m_errors.clear();
     QSet<QString> seen;
-    for (const QString& folder : searchFolders()) {
-        const QDir dir(folder);
-        if (!dir.exists())
+    const QSet<QString> suffixes { "yaml", "yml", "json" };
+    const auto files = pluginFiles(searchFolders(),
+        [&suffixes](const QFileInfo& file) { return suffixes.contains(file.suffix()); });
+    for (const QFileInfo& info : files) {
+        const QString path = info.absoluteFilePath();
+        if (info.size() > kMaxSkillFileBytes) {
+            m_errors.append(path + ": larger than 256 KB; not a skill file");
             continue;
-        const auto files
-            = dir.entryInfoList({ "*.yaml", "*.yml", "*.json" }, QDir::Files, QDir::Name);
-        for (const QFileInfo& info : files) {
-            const QString path = info.absoluteFilePath();
-            if (info.size() > kMaxSkillFileBytes) {
-                m_errors.append(path + ": larger than 256 KB; not a skill file");
-                continue;
-            }
-            QFile file(path);
-            if (!file.open(QIODevice::ReadOnly)) {
-                m_errors.append(path + ": cannot read (" + file.errorString() + ")");
-                continue;
-            }
-            auto skill = parseCodeSkill(file.readAll(), path);
-            if (!skill) {
-                m_errors.append(QString::fromStdString(skill.error().message));
-                continue;
-            }
-            if (seen.contains(skill->name))
-                continue; // an earlier folder's skill of that name wins
-            seen.insert(skill->name);
-            m_skills.append(std::move(*skill));
         }
+        QFile file(path);
+        if (!file.open(QIODevice::ReadOnly)) {
+            m_errors.append(path + ": cannot read (" + file.errorString() + ")");
+            continue;
+        }
+        auto skill = parseCodeSkill(file.readAll(), path);
+        if (!skill) {
+            m_errors.append(QString::fromStdString(skill.error().message));
+            continue;
+        }
+        if (seen.contains(skill->name))
+            continue; // an earlier folder's skill of that name wins
+        seen.insert(skill->name);
+        m_skills.append(std::move(*skill));
     }
     std::sort(m_skills.begin(), m_skills.end(),
         [](const CodeSkill& a, const CodeSkill& b) { return a.name < b.name; });

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "app/code_skills/code_skill.h"
+#include "app/plugins/plugin_folders.h"
 
 #include <QList>
 #include <QStringList>
@@ -8,12 +9,12 @@
 namespace cw {
 
 // Finds and loads code skills: one YAML or JSON file per skill (*.yaml, *.yml, *.json).
-// Folders searched, in order: the extra folders given, the user's skills folder
-// (~/.local/share/Clausewright/Clausewright/code_skills), the install folder
-// (<prefix>/share/clausewright/code_skills beside the executable) and the source tree's
-// plugins/code_skills. A skill found in an earlier folder hides a later one of the same name, so a
-// user can replace a built-in skill. A file that cannot be read or parsed is reported in errors()
-// (file, line, problem) and skipped; it never stops the others from loading.
+// Folders searched, in order (pluginSearchFolders, as the clause-head host): the extra folders
+// given, the user's skills folder (~/.local/share/Clausewright/Clausewright/code_skills), then
+// the source tree's plugins/code_skills when running from the build tree, else the install's
+// <prefix>/share/clausewright/code_skills. A skill found in an earlier folder hides a later one of
+// the same name, so a user can replace a built-in skill. A file that cannot be read or parsed is
+// reported in errors() (file, line, problem) and skipped; it never stops the others from loading.
 class CodeSkillHost {
 public:
     explicit CodeSkillHost(QStringList extraFolders = {});
@@ -30,6 +31,7 @@ public:
     void reload();
 
     static QString userFolder();
+    static PluginFolderSpec folderSpec();
     static constexpr qint64 kMaxSkillFileBytes = 256 * 1024;
 
 private:

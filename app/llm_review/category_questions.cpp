@@ -1,124 +1,97 @@
 #include "app/llm_review/category_questions.h"
 
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSet>
+
 namespace cw::llm {
 
 namespace {
 
-CategoryQuestion q(
-    const char* category, const char* meaning, QStringList keywords, QList<ModelField> fields = {})
+Result<ModelField> fieldFrom(const QJsonValue& value, const std::string& where)
 {
-    return { QString::fromUtf8(category), QString::fromUtf8(meaning), std::move(keywords),
-        std::move(fields) };
+    const QJsonObject o = value.toObject();
+    ModelField f { o.value("name").toString(), o.value("type").toString(),
+        o.value("meaning").toString() };
+    if (f.name.isEmpty())
+        return makeError(where + ": a field has no 'name'");
+    if (f.type != "integer" && f.type != "number" && f.type != "string")
+        return makeError(where + ": field '" + f.name.toStdString()
+            + "': 'type' must be integer, number or string");
+    return f;
+}
+
+Result<CategoryQuestion> categoryFrom(const QJsonValue& value, const std::string& where)
+{
+    const QJsonObject o = value.toObject();
+    CategoryQuestion c;
+    c.category = o.value("category").toString();
+    c.meaning = o.value("meaning").toString();
+    if (c.category.isEmpty() || c.meaning.isEmpty())
+        return makeError(where + ": a category needs 'category' and 'meaning'");
+    const std::string here = where + ", category '" + c.category.toStdString() + "'";
+    if (!o.value("keywords").isArray())
+        return makeError(here + ": 'keywords' must be an array of strings");
+    for (const QJsonValue& k : o.value("keywords").toArray())
+        c.keywords.append(k.toString().toLower());
+    for (const QJsonValue& f : o.value("fields").toArray()) {
+        auto field = fieldFrom(f, here);
+        if (!field)
+            return field.error();
+        c.fields.append(*field);
+    }
+    return c;
 }
 
 } // namespace
 
-const QList<CategoryGroup>& categoryGroups()
+Result<QList<CategoryGroup>> parseCategoryGroups(const QByteArray& json, const QString& where)
 {
-    static const QList<CategoryGroup> groups = {
-        { "identity",
-            { q("Document Name", "the title of the agreement", { "agreement", "contract" }),
-                q("Parties", "the parties that sign the agreement, with their defined names",
-                    { "between", "party", "parties", "inc.", "llc", "ltd" }) } },
-        { "dates",
-            { q("Agreement Date", "the date the agreement is dated or signed",
-                  { "dated", "as of", "day of" }, { { "date", "string", "ISO date YYYY-MM-DD" } }),
-                q("Effective Date", "the date the agreement takes effect",
-                    { "effective date", "commence", "effective as of" },
-                    { { "date", "string", "ISO date YYYY-MM-DD" } }),
-                q("Expiration Date", "when the initial term ends",
-                    { "term", "expire", "expiration", "years from" },
-                    { { "duration_days", "integer", "length of the initial term in days" } }) } },
-        { "renewal",
-            { q("Renewal Term", "an automatic or optional renewal after the initial term",
-                  { "renew", "renewal", "successive", "extend" },
-                  { { "renewal_months", "integer", "length of one renewal term in months" } }),
-                q("Notice Period To Terminate Renewal",
-                    "how much notice a party must give to stop a renewal",
-                    { "notice", "non-renewal", "prior to the end", "days prior" },
-                    { { "notice_days", "integer", "days of notice needed to stop the renewal" } }),
-                q("Termination For Convenience",
-                    "a party may end the agreement without cause, on notice",
-                    { "for convenience", "without cause", "at any time", "terminate" }) } },
-        { "law",
-            { q("Governing Law", "which jurisdiction's law governs the agreement",
-                { "governed by", "laws of", "governing law" },
-                { { "law", "string", "the state or country, e.g. Delaware, England" } }) } },
-        { "competition",
-            { q("Non-Compete", "a party may not compete or operate in a field, area or time",
-                  { "compet", "non-compet" },
-                  { { "duration_days", "integer", "how long the restriction lasts, in days" } }),
-                q("Exclusivity", "exclusive dealing: one party deals only with the other",
-                    { "exclusive", "exclusively", "sole" }),
-                q("Competitive Restriction Exception", "exceptions to a non-compete or exclusivity",
-                    { "notwithstanding", "except", "exception" }),
-                q("Most Favored Nation", "terms at least as good as those given to any third party",
-                    { "most favored", "most favoured", "no less favorable", "better terms" }) } },
-        { "solicitation",
-            { q("No-Solicit Of Customers", "a party may not solicit the other's customers",
-                  { "solicit", "customer", "client" }),
-                q("No-Solicit Of Employees", "a party may not hire or solicit the other's staff",
-                    { "solicit", "employ", "hire", "personnel" }),
-                q("Non-Disparagement", "a party may not disparage the other",
-                    { "disparag", "derogatory" }) } },
-        { "control",
-            { q("Change Of Control", "a merger or change of ownership triggers rights",
-                  { "change of control", "change in control", "merger", "acquisition" }),
-                q("Anti-Assignment", "assignment needs consent or is forbidden",
-                    { "assign", "assignment", "transfer" }),
-                q("Rofr/Rofo/Rofn", "a right of first refusal, offer or negotiation",
-                    { "first refusal", "first offer", "first negotiation", "right of first" }),
-                q("Third Party Beneficiary", "someone outside the agreement may enforce it",
-                    { "third party beneficiar", "third-party beneficiar" }) } },
-        { "commercial",
-            { q("Revenue/Profit Sharing", "a share of revenue or profit is paid",
-                  { "royalt", "revenue", "profit", "percent", "%" }),
-                q("Price Restrictions", "limits on raising or changing prices",
-                    { "price", "increase", "pricing" }),
-                q("Minimum Commitment", "a minimum quantity or amount must be bought",
-                    { "minimum", "at least", "shall purchase" }),
-                q("Volume Restriction", "a cap or fee on usage above a volume",
-                    { "volume", "maximum", "exceed" }),
-                q("Audit Rights", "a party may audit the other's books or records",
-                    { "audit", "inspect", "books and records" }) } },
-        { "ip",
-            { q("Ip Ownership Assignment", "intellectual property is assigned to a party",
-                  { "assign", "ownership", "intellectual property", "work for hire" }),
-                q("Joint Ip Ownership", "intellectual property is owned jointly",
-                    { "jointly own", "joint ownership", "co-own" }),
-                q("Covenant Not To Sue", "a party may not sue or challenge the other's IP",
-                    { "not to sue", "challenge", "contest" }),
-                q("Source Code Escrow", "source code is deposited with an escrow agent",
-                    { "escrow", "source code" }) } },
-        { "licence",
-            { q("License Grant", "a licence is granted", { "license", "licence", "grants" }),
-                q("Non-Transferable License", "the licence may not be transferred",
-                    { "non-transferable", "nontransferable", "not transferable" }),
-                q("Affiliate License-Licensor", "the licensor's affiliates license too",
-                    { "affiliate" }),
-                q("Affiliate License-Licensee", "the licensee's affiliates may use the licence",
-                    { "affiliate" }),
-                q("Unlimited/All-You-Can-Eat-License", "unlimited use for a fixed fee",
-                    { "unlimited", "any number" }),
-                q("Irrevocable Or Perpetual License", "the licence cannot be revoked or never ends",
-                    { "irrevocable", "perpetual" }) } },
-        { "liability",
-            { q("Cap On Liability", "liability is limited to an amount",
-                  { "liability", "in no event", "exceed", "aggregate" },
-                  { { "cap_months_of_fees", "number",
-                      "the cap as months of fees paid (12 for one year's fees)" } }),
-                q("Uncapped Liability", "liability is unlimited for some breaches",
-                    { "unlimited", "shall not apply", "exclusion" }),
-                q("Liquidated Damages", "a fixed sum is due on breach or termination",
-                    { "liquidated", "termination fee", "penalty" }) } },
-        { "protection",
-            { q("Warranty Duration", "how long a warranty lasts", { "warrant", "warranty period" },
-                  { { "duration_days", "integer", "warranty length in days" } }),
-                q("Insurance", "a party must carry insurance", { "insurance", "insured" }),
-                q("Post-Termination Services", "duties that continue after the agreement ends",
-                    { "transition", "after termination", "following termination", "wind" }) } },
-    };
+    const std::string w = where.toStdString();
+    QJsonParseError error;
+    const QJsonDocument doc = QJsonDocument::fromJson(json, &error);
+    if (error.error != QJsonParseError::NoError || !doc.isObject())
+        return makeError(w + ": not a JSON object (" + error.errorString().toStdString() + ")");
+    const QJsonObject root = doc.object();
+    if (const int format = root.value("format").toInt(); format != kQuestionsFormat)
+        return makeError(w + ": questions format " + std::to_string(format)
+            + ", this version reads format " + std::to_string(kQuestionsFormat));
+    QList<CategoryGroup> groups;
+    QSet<QString> seen;
+    for (const QJsonValue& g : root.value("groups").toArray()) {
+        CategoryGroup group;
+        group.id = g.toObject().value("id").toString();
+        if (group.id.isEmpty())
+            return makeError(w + ": a group has no 'id'");
+        const std::string here = w + ": group '" + group.id.toStdString() + "'";
+        for (const QJsonValue& c : g.toObject().value("categories").toArray()) {
+            auto category = categoryFrom(c, here);
+            if (!category)
+                return category.error();
+            if (seen.contains(category->category))
+                return makeError(here + ": category '" + category->category.toStdString()
+                    + "' is already in another group");
+            seen.insert(category->category);
+            group.categories.append(*category);
+        }
+        if (group.categories.isEmpty())
+            return makeError(here + ": no categories");
+        groups.append(group);
+    }
+    if (groups.isEmpty())
+        return makeError(w + ": no 'groups'");
     return groups;
+}
+
+Result<QList<CategoryGroup>> readCategoryGroups(const QString& path)
+{
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return makeError(
+            path.toStdString() + ": cannot read (" + file.errorString().toStdString() + ")");
+    return parseCategoryGroups(file.readAll(), path);
 }
 
 } // namespace cw::llm

@@ -1,5 +1,8 @@
 #pragma once
 
+#include "engine/common/result.h"
+
+#include <QByteArray>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -23,13 +26,21 @@ struct CategoryQuestion {
 };
 
 // Categories the model is asked about together because the same clauses decide them
-// (a liability clause caps, uncaps or liquidates damages). Every CUAD category is in
-// exactly one group.
+// (a liability clause caps, uncaps or liquidates damages). Every category is in exactly one
+// group.
 struct CategoryGroup {
     QString id; // "liability"
     QList<CategoryQuestion> categories;
 };
 
-const QList<CategoryGroup>& categoryGroups();
+// The questions file's format this reader knows ("format" in the file).
+inline constexpr int kQuestionsFormat = 1;
+
+// Reads the groups from a questions file (the LLM head plugin's llm_questions.json):
+//   {"format": 1, "groups": [{"id", "categories": [{"category", "meaning", "keywords": [..],
+//    "fields": [{"name", "type": "integer"|"number"|"string", "meaning"}]}]}]}
+// Errors name the file, the group and the field; a category in two groups is an error.
+Result<QList<CategoryGroup>> readCategoryGroups(const QString& path);
+Result<QList<CategoryGroup>> parseCategoryGroups(const QByteArray& json, const QString& where);
 
 } // namespace cw::llm

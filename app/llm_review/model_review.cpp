@@ -1,6 +1,5 @@
 #include "app/llm_review/model_review.h"
 
-#include "app/generation/local_generator.h"
 #include "app/llm_review/question_prompt.h"
 #include "app/llm_review/streaming_note_reader.h"
 
@@ -22,10 +21,10 @@ struct RenderedPlan {
 
 Result<RenderedPlan> render(generation::TextGenerator& generator, const Document& document,
     const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
-    const PlanLimits& limits)
+    const QList<CategoryGroup>& groups, const PlanLimits& limits)
 {
     RenderedPlan out;
-    out.plan = planQuestions(document, clauses, fastFindings, limits);
+    out.plan = planQuestions(document, clauses, fastFindings, groups, limits);
     for (const ModelQuestion& q : out.plan.questions) {
         out.conversations.push_back(questionMessages(document, out.plan, q, playbook));
         auto tokens = generator.promptTokens(out.conversations.back());
@@ -110,7 +109,8 @@ Result<ModelReviewResult> askQuestions(generation::TextGenerator& generator,
     const std::int64_t context = generator.contextLength();
     Result<RenderedPlan> rendered = Error {};
     while (true) {
-        rendered = render(generator, document, clauses, fastFindings, playbook, limits);
+        rendered
+            = render(generator, document, clauses, fastFindings, playbook, options.groups, limits);
         if (!rendered)
             return rendered.error();
         if (context <= 0 || rendered->longest + kMinAnswerTokens <= context)
@@ -141,11 +141,13 @@ Result<ModelReviewResult> askQuestions(generation::TextGenerator& generator,
         generation::GenerationRequest& r = requests[std::size_t(i)];
         r.messages = std::move(rendered->conversations[std::size_t(i)]);
         // The in-process engine takes the tighter grammar (no \u escapes); a server the schema.
-        auto gbnf = answerGrammar(q);
-        if (!gbnf)
-            return gbnf.error();
-        r.grammar = std::move(*gbnf);
         r.jsonSchema = answerSchema(q);
+        if (options.grammar) {
+            auto gbnf = options.grammar(r.jsonSchema);
+            if (!gbnf)
+                return gbnf.error();
+            r.grammar = std::move(*gbnf);
+        }
         r.temperature = options.temperature;
         r.seed = options.seed + std::uint64_t(i);
         r.maxTokens = options.maxAnswerTokens;
@@ -215,6 +217,9 @@ Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
 {
     // A remote server's context is not known here: when it refuses the prompts as too long,
     // the passages are shortened (then fewer) and the questions asked again.
+    if (options.groups.isEmpty())
+        return makeError("the model has no questions to ask (the LLM head's questions file gave "
+                         "no groups)");
     PlanLimits limits = options.limits;
     while (true) {
         auto result = askQuestions(generator, document, clauses, fastFindings, playbook, cancelled,
@@ -223,18 +228,6 @@ Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
             continue;
         return result;
     }
-}
-
-Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,
-    const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
-    const std::function<bool()>& cancelled, const ModelReviewObserver& observer,
-    const ModelReviewOptions& options)
-{
-    // A non-owning handle: the caller keeps the session alive for the call.
-    generation::LocalGenerator local(
-        std::shared_ptr<LlmSession>(std::shared_ptr<LlmSession> {}, &session));
-    return runModelReview(
-        local, document, clauses, fastFindings, playbook, cancelled, observer, options);
 }
 
 } // namespace cw::llm

@@ -1,7 +1,6 @@
 #pragma once
 
 #include "app/generation/text_generator.h"
-#include "app/llm_review/llm_session.h"
 #include "app/llm_review/model_question.h"
 #include "app/llm_review/question_planner.h"
 #include "app/playbook/playbook.h"
@@ -25,6 +24,10 @@ struct ModelReviewObserver {
 };
 
 struct ModelReviewOptions {
+    QList<CategoryGroup> groups; // what to ask (the LLM head's questions file)
+    // GBNF for an answer's JSON Schema (the host engine's, prompt_rendering.h); empty: the
+    // generator derives the grammar from the schema itself.
+    std::function<Result<std::string>(const std::string& jsonSchema)> grammar;
     PlanLimits limits;
     float temperature = 0.0f; // greedy: the same contract gives the same review
     std::uint64_t seed = 0;
@@ -54,12 +57,6 @@ Result<ModelReviewResult> runModelReview(generation::TextGenerator& generator,
     const Document& document, const QList<Clause>& clauses, const QList<Finding>& fastFindings,
     const Playbook& playbook, const std::function<bool()>& cancelled,
     const ModelReviewObserver& observer = {}, const ModelReviewOptions& options = {});
-// The same on an in-process session.
-Result<ModelReviewResult> runModelReview(LlmSession& session, const Document& document,
-    const QList<Clause>& clauses, const QList<Finding>& fastFindings, const Playbook& playbook,
-    const std::function<bool()>& cancelled, const ModelReviewObserver& observer = {},
-    const ModelReviewOptions& options = {});
-
 // The findings an answer gives: for each category judged present, one per passage named
 // (the fast finding's span when one of that category lies inside, else the passage).
 QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& plan,

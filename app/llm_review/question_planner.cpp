@@ -119,7 +119,8 @@ QList<int> keywordClauses(
 } // namespace
 
 QuestionPlan planQuestions(const Document& document, const QList<Clause>& clauses,
-    const QList<Finding>& fastFindings, const PlanLimits& limits)
+    const QList<Finding>& fastFindings, const QList<CategoryGroup>& groups,
+    const PlanLimits& limits)
 {
     QHash<QString, QList<const Finding*>> byCategory;
     for (const Finding& f : fastFindings)
@@ -131,7 +132,7 @@ QuestionPlan planQuestions(const Document& document, const QList<Clause>& clause
 
     PassageTable table(document, clauses);
     QuestionPlan plan;
-    for (const CategoryGroup& group : categoryGroups()) {
+    for (const CategoryGroup& group : groups) {
         ModelQuestion question;
         question.groupId = group.id;
         question.categories = group.categories;

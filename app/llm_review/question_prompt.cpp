@@ -1,7 +1,5 @@
 #include "app/llm_review/question_prompt.h"
 
-#include "engine/sampling/json_schema_grammar.h"
-
 #include <QJsonArray>
 #include <QJsonDocument>
 // The schema is built with nlohmann's ordered_json, not QJsonObject: the grammar emits
@@ -112,16 +110,6 @@ std::vector<engine::ChatMessage> questionMessages(const Document& document,
     };
 }
 
-Result<std::string> questionPrompt(const engine::ChatTemplate& chatTemplate,
-    const Document& document, const QuestionPlan& plan, const ModelQuestion& question,
-    const Playbook& playbook)
-{
-    const auto messages = questionMessages(document, plan, question, playbook);
-    engine::ChatOptions options;
-    options.enableThinking = false;
-    return chatTemplate.render(messages, options);
-}
-
 std::string answerSchema(const ModelQuestion& question)
 {
     nlohmann::ordered_json ids = nlohmann::ordered_json::array();
@@ -158,22 +146,6 @@ std::string answerSchema(const ModelQuestion& question)
                 { "answers", answers } } },
         { "required", nlohmann::ordered_json::array({ kNoteField, "answers" }) } };
     return schema.dump();
-}
-
-Result<std::string> answerGrammar(const ModelQuestion& question)
-{
-    const std::string schema = answerSchema(question);
-    auto gbnf = sampling::jsonSchemaToGbnf(std::string_view(schema));
-    if (!gbnf)
-        return gbnf.error();
-    static const std::string kJsonChar
-        = R"(json-char ::= [^"\\\x00-\x1F] | "\\" ( ["\\/bfnrt] | "u" [0-9a-fA-F]{4} ))";
-    static const std::string kPlainChar = R"(json-char ::= [^"\\\x00-\x1F] | "\\" ["\\/bfnrt])";
-    const auto at = gbnf->find(kJsonChar);
-    if (at == std::string::npos)
-        return makeError("answer grammar: the JSON string rule has an unexpected form");
-    gbnf->replace(at, kJsonChar.size(), kPlainChar);
-    return gbnf;
 }
 
 Result<QuestionAnswer> parseAnswer(const ModelQuestion& question, const std::string& text)

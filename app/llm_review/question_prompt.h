@@ -16,17 +16,12 @@ inline constexpr const char* kNoteField = "rationale";
 inline constexpr int kNoteMaxChars = 240;
 
 // The conversation of one question: a system message, then a user message that starts with
-// the contract's passages and ends with the question (what questionPrompt renders).
+// the contract's passages (the same text for every question, so the questions share that
+// prefix) and ends with the question, the categories' meanings, the playbook's positions on
+// them and the answer format. Rendering it with a chat template, and the answer's grammar,
+// are the host engine's (prompt_rendering.h).
 std::vector<engine::ChatMessage> questionMessages(const Document& document,
     const QuestionPlan& plan, const ModelQuestion& question, const Playbook& playbook);
-
-// The whole prompt of one question, rendered with the model's chat template (thinking off):
-// a system message, then a user message that starts with the contract's passages (the same
-// text for every question, so the questions share that prefix) and ends with the question,
-// the categories' meanings, the playbook's positions on them and the answer format.
-Result<std::string> questionPrompt(const engine::ChatTemplate& chatTemplate,
-    const Document& document, const QuestionPlan& plan, const ModelQuestion& question,
-    const Playbook& playbook);
 
 // The JSON schema of the answer to `question`:
 //   {"rationale": string (1..240 chars),
@@ -34,11 +29,6 @@ Result<std::string> questionPrompt(const engine::ChatTemplate& chatTemplate,
 //                               "risk": "low"|"medium"|"high", "fields": {...}}, ...}}
 // clause_ids may only name the question's candidate passages.
 std::string answerSchema(const ModelQuestion& question);
-
-// GBNF for the schema, with JSON string escapes limited to \" \\ \/ \b \f \n \r \t: a \u
-// escape could encode half a surrogate pair, which no JSON parser accepts, and the model
-// can write any character as UTF-8 anyway. Errors: the schema converter's.
-Result<std::string> answerGrammar(const ModelQuestion& question);
 
 // Reads the model's answer; errors say what is missing (an answer cut off by the token
 // limit does not parse).

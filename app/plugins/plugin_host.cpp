@@ -1,22 +1,18 @@
 #include "app/plugins/plugin_host.h"
 
-#include "app/heads/builtin_heads.h"
+#include "app/plugins/llm_head.h"
 
-#include <QCoreApplication>
 #include <QDir>
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QLibrary>
+#include <QLoggingCategory>
 #include <QPluginLoader>
 #include <QSet>
-#include <QStandardPaths>
 
 namespace cw {
 
-QString headKindName(HeadKind kind)
-{
-    return kind == HeadKind::Llm ? QStringLiteral("llm") : QStringLiteral("fast");
-}
+Q_LOGGING_CATEGORY(lcHeadPlugins, "clausewright.plugins")
 
 Result<HeadMetadata> headMetadataFromJson(const QJsonObject& json, const QString& where)
 {
@@ -39,8 +35,14 @@ Result<HeadMetadata> headMetadataFromJson(const QJsonObject& json, const QString
             + kind.toStdString() + "\"");
     if (!json.value("categories").isArray())
         return makeError(w + ": metadata field 'categories' must be an array of category names");
-    for (const QJsonValue& v : json.value("categories").toArray())
+    for (const QJsonValue& v : json.value("categories").toArray()) {
+        if (!v.isString() || v.toString().isEmpty())
+            return makeError(w + ": metadata field 'categories' holds a value that is not a name");
         m.categories.append(v.toString());
+    }
+    if (json.contains("data") && !json.value("data").isString())
+        return makeError(w + ": metadata field 'data' must be a file or folder name");
+    m.data = json.value("data").toString();
     return m;
 }
 
@@ -49,44 +51,30 @@ PluginHost::PluginHost(QStringList extraFolders)
 {
 }
 
-QStringList PluginHost::searchFolders() const
+PluginFolderSpec PluginHost::folderSpec()
 {
-    QStringList folders = m_extraFolders;
-    const QString user = QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
-    if (!user.isEmpty())
-        folders.append(QDir(user).filePath("plugins"));
-    if (QCoreApplication::instance()) {
-        const QDir bin(QCoreApplication::applicationDirPath());
-        folders.append(QDir::cleanPath(bin.filePath("../lib/clausewright/plugins")));
-        folders.append(QDir::cleanPath(bin.filePath("../plugins")));
-    }
+    PluginFolderSpec spec;
+    spec.userSubfolder = QStringLiteral("plugins");
+    spec.installSubfolder = QStringLiteral("lib/clausewright/plugins");
 #ifdef CW_PLUGIN_BUILD_DIR
-    folders.append(QStringLiteral(CW_PLUGIN_BUILD_DIR));
+    spec.buildTreeFolder = QStringLiteral(CW_PLUGIN_BUILD_DIR);
 #endif
-    folders.removeDuplicates();
-    return folders;
+    return spec;
 }
 
-QString PluginHost::builtInDataFolder(const QString& headId)
+QStringList PluginHost::searchFolders() const
 {
-    QStringList candidates;
-#ifdef CW_PLUGIN_BUILD_DIR
-    candidates.append(QStringLiteral(CW_PLUGIN_BUILD_DIR));
-#endif
-    if (QCoreApplication::instance()) {
-        const QDir bin(QCoreApplication::applicationDirPath());
-        candidates.append(bin.filePath("../lib/clausewright/plugins"));
-        candidates.append(bin.filePath("../share/clausewright/plugins/" + headId));
-    }
-#ifdef CW_RESOURCE_DIR
-    candidates.append(QStringLiteral(CW_RESOURCE_DIR "/../plugins/") + headId);
-#endif
-    for (const QString& c : candidates) {
-        const QDir dir(c);
-        if (dir.exists() && !dir.entryList({ headId + ".*" }, QDir::Files).isEmpty())
-            return QDir::cleanPath(dir.absolutePath());
-    }
-    return {};
+    return pluginSearchFolders(m_extraFolders, folderSpec());
+}
+
+QString PluginHost::noHeadsMessage() const
+{
+    QString message = QStringLiteral("no clause-head plugin could be loaded; searched ")
+        + searchFolders().join(QStringLiteral(", "))
+        + QStringLiteral(" (reinstall Clausewright, or build the plugins in the build tree)");
+    if (!m_errors.isEmpty())
+        message += QStringLiteral("; skipped: ") + m_errors.join(QStringLiteral("; "));
+    return message;
 }
 
 void PluginHost::loadFile(const QString& path)
@@ -97,8 +85,15 @@ void PluginHost::loadFile(const QString& path)
         m_errors.append(path + ": not a Qt plugin (" + loader.errorString() + ")");
         return;
     }
-    if (meta.value("IID").toString() != QLatin1String(CW_CLAUSE_HEAD_FACTORY_IID))
-        return; // another kind of plugin (code skills): not ours to judge
+    const QString iid = meta.value("IID").toString();
+    if (!iid.startsWith(QLatin1String(CW_HEAD_PLUGIN_IID_PREFIX)))
+        return; // another kind of plugin: not ours to judge
+    if (iid != QLatin1String(CW_CLAUSE_HEAD_FACTORY_IID)) {
+        m_errors.append(versionMismatchMessage(path, QStringLiteral("head plugin ABI"),
+            iid.mid(qsizetype(sizeof(CW_HEAD_PLUGIN_IID_PREFIX) - 1)),
+            QStringLiteral(CW_HEAD_STRINGIFY(CW_HEAD_PLUGIN_ABI_VERSION))));
+        return;
+    }
     auto metadata = headMetadataFromJson(meta.value("MetaData").toObject(), path);
     if (!metadata) {
         m_errors.append(QString::fromStdString(metadata.error().message));
@@ -106,7 +101,16 @@ void PluginHost::loadFile(const QString& path)
     }
     for (const LoadedHead& h : m_heads) {
         if (h.metadata.id == metadata->id)
-            return; // an earlier folder (user, extra) wins
+            return; // an earlier folder (extra, user) wins
+    }
+    HeadSetup setup { *metadata, path, {} };
+    if (!metadata->data.isEmpty()) {
+        setup.dataPath = QDir::cleanPath(QFileInfo(path).dir().absoluteFilePath(metadata->data));
+        if (!QFileInfo::exists(setup.dataPath)) {
+            m_errors.append(path + ": its data " + setup.dataPath
+                + " (the metadata's 'data') is missing; reinstall the plugin");
+            return;
+        }
     }
     QObject* root = loader.instance();
     if (!root) {
@@ -118,46 +122,31 @@ void PluginHost::loadFile(const QString& path)
         m_errors.append(path + ": the plugin does not implement " CW_CLAUSE_HEAD_FACTORY_IID);
         return;
     }
-    std::unique_ptr<ClauseHead> head = factory->createHead();
+    if (const int types = factory->typesVersion(); types != kHeadTypesVersion) {
+        m_errors.append(versionMismatchMessage(path, QStringLiteral("head SDK types version"),
+            QString::number(types), QString::number(kHeadTypesVersion)));
+        return;
+    }
+    auto head = factory->createHead(setup);
     if (!head) {
+        m_errors.append(path + ": " + QString::fromStdString(head.error().message));
+        return;
+    }
+    if (!*head) {
         m_errors.append(path + ": the plugin made no head");
         return;
     }
-    if (auto loaded = head->load(QFileInfo(path).absolutePath()); !loaded) {
-        m_errors.append(path + ": " + QString::fromStdString(loaded.error().message));
-        return;
-    }
-    m_heads.append({ *metadata, path, std::shared_ptr<const ClauseHead>(std::move(head)) });
+    m_heads.append({ *metadata, path, std::shared_ptr<const ClauseHead>(std::move(*head)) });
 }
 
 void PluginHost::loadAll()
 {
-    for (const QString& folder : searchFolders()) {
-        const QDir dir(folder);
-        if (!dir.exists())
-            continue;
-        for (const QFileInfo& file : dir.entryInfoList(QDir::Files, QDir::Name)) {
-            if (QLibrary::isLibrary(file.absoluteFilePath()))
-                loadFile(file.absoluteFilePath());
-        }
-    }
-    // Built-in heads stand in for their plugins when those were not found.
-    for (auto& builtIn : heads::makeBuiltInHeads()) {
-        const HeadMetadata meta = builtIn->metadata();
-        bool present = false;
-        for (const LoadedHead& h : m_heads)
-            present = present || h.metadata.id == meta.id;
-        if (present)
-            continue;
-        const QString data = builtInDataFolder(meta.id);
-        if (auto loaded = builtIn->load(data); !loaded) {
-            m_errors.append(
-                "built-in head " + meta.id + ": " + QString::fromStdString(loaded.error().message));
-            continue;
-        }
-        m_heads.append({ meta, QStringLiteral("built-in"),
-            std::shared_ptr<const ClauseHead>(std::move(builtIn)) });
-    }
+    const auto files = pluginFiles(searchFolders(),
+        [](const QFileInfo& file) { return QLibrary::isLibrary(file.absoluteFilePath()); });
+    for (const QFileInfo& file : files)
+        loadFile(file.absoluteFilePath());
+    for (const QString& error : m_errors)
+        qCWarning(lcHeadPlugins).noquote() << "plugin skipped:" << error;
 }
 
 const QList<LoadedHead>& PluginHost::heads()
@@ -177,6 +166,39 @@ QList<LoadedHead> PluginHost::heads(const QString& kind)
             out.append(h);
     }
     return out;
+}
+
+Result<HeadRunResult> runHead(const LoadedHead& head, const Document& document,
+    const QList<Clause>& clauses, const HeadRunContext& context)
+{
+    auto found = head.head->find(document, clauses, context);
+    if (!found)
+        return found.error();
+    HeadRunResult run;
+    QSet<QString> declared(head.metadata.categories.begin(), head.metadata.categories.end());
+    // An llm head merging its findings with the fast heads' returns theirs too: those were
+    // checked against their own heads' metadata already.
+    if (context.llm) {
+        for (const Finding& f : context.llm->fastFindings)
+            declared.insert(f.category);
+    }
+    QSet<QString> reported;
+    for (Finding& f : *found) {
+        if (declared.contains(f.category)) {
+            run.findings.append(std::move(f));
+            continue;
+        }
+        if (reported.contains(f.category))
+            continue; // one message per category, however many findings it had
+        reported.insert(f.category);
+        const QString message = QStringLiteral("%1 (%2) reported category \"%3\", which its "
+                                               "metadata does not declare; its findings of that "
+                                               "category are dropped")
+                                    .arg(head.metadata.id, head.origin, f.category);
+        qCWarning(lcHeadPlugins).noquote() << message;
+        run.dropped.append(message);
+    }
+    return run;
 }
 
 } // namespace cw

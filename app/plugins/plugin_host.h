@@ -1,7 +1,9 @@
 #pragma once
 
 #include "app/plugins/clause_head.h"
+#include "app/plugins/plugin_folders.h"
 
+#include <QJsonObject>
 #include <QList>
 #include <QString>
 #include <QStringList>
@@ -12,16 +14,15 @@ namespace cw {
 // A head ready to run, with where it came from.
 struct LoadedHead {
     HeadMetadata metadata;
-    QString origin; // plugin file path, or "built-in"
+    QString origin; // the plugin file's path
     std::shared_ptr<const ClauseHead> head;
 };
 
-// Finds clause-head plugins and makes their heads. Folders searched, in order: the extra
-// folders given, the user folder (QStandardPaths AppDataLocation/plugins), the install
-// folder (<prefix>/lib/clausewright/plugins beside the executable) and the build folder
-// (CW_PLUGIN_BUILD_DIR). A plugin that fails to load, does not implement the interface,
-// has bad metadata or whose data fails to load is reported in errors() and skipped. The
-// built-in heads (compiled into the app) stand in for any built-in plugin not found.
+// Finds clause-head plugins (pluginSearchFolders: extra folders, the user's plugins folder,
+// then the build tree's plugins/ or the install's lib/clausewright/plugins) and makes their
+// heads. A plugin that fails to load, was built for another ABI or types version, has bad
+// metadata or whose data fails to load is reported in errors() and skipped; a plugin whose
+// id an earlier folder already gave is passed over, so a user's copy replaces a built-in one.
 class PluginHost {
 public:
     explicit PluginHost(QStringList extraFolders = {});
@@ -32,10 +33,11 @@ public:
     QList<LoadedHead> heads(const QString& kind);
     const QStringList& errors() const { return m_errors; }
     QStringList searchFolders() const;
+    // For a review that found no head: which folders were searched, and why plugins there
+    // were skipped.
+    QString noHeadsMessage() const;
 
-    // The folder holding a built-in head's data file when running from a build tree or an
-    // install without the plugin folder ("cuad_classifier" -> .../plugins/cuad_classifier).
-    static QString builtInDataFolder(const QString& headId);
+    static PluginFolderSpec folderSpec();
 
 private:
     void loadAll();
@@ -49,5 +51,16 @@ private:
 
 // Parses a plugin's JSON metadata object; errors name the field.
 Result<HeadMetadata> headMetadataFromJson(const QJsonObject& json, const QString& where);
+
+// A head's findings, less those of categories its metadata does not declare: each of those is
+// dropped with a message naming the plugin and the category (also logged), so a head cannot
+// slip a category past the playbook and the reports' category list. An llm head may also
+// return the categories of the fast findings it was lent (it merges them with its own).
+struct HeadRunResult {
+    QList<Finding> findings;
+    QStringList dropped;
+};
+Result<HeadRunResult> runHead(const LoadedHead& head, const Document& document,
+    const QList<Clause>& clauses, const HeadRunContext& context);
 
 } // namespace cw

@@ -3,9 +3,10 @@
 #include "app/desktop/remote_key_store.h"
 #include "app/generation/local_generator.h"
 #include "app/generation/remote_generator.h"
-#include "app/llm_review/finding_merge.h"
 #include "app/llm_review/llm_session.h"
-#include "app/llm_review/model_review.h"
+#include "app/llm_review/prompt_rendering.h"
+#include "app/plugins/llm_head.h"
+#include "app/plugins/plugin_host.h"
 #include "app/review/review_pipeline.h"
 
 #include <QElapsedTimer>
@@ -84,9 +85,10 @@ QString describe(const generation::TextGenerator& generator)
 
 } // namespace
 
-Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
-    const Playbook& playbook, const ModelStageOptions& options, llm::LlmSessionCache& sessions,
-    const std::function<bool()>& cancelled, const ReviewEvents& events)
+Result<void> runModelStage(Review& review, const LoadedHead& llmHead,
+    const QList<Finding>& fastFindings, const Playbook& playbook, const ModelStageOptions& options,
+    llm::LlmSessionCache& sessions, const std::function<bool()>& cancelled,
+    const ReviewEvents& events)
 {
     QElapsedTimer timer;
     timer.start();
@@ -95,33 +97,24 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
             events.progress(ReviewStage::ModelReview, done, total);
     };
     report(0, 0);
-    llm::ModelReviewObserver observer;
-    observer.planned = [&events](const llm::QuestionPlan& plan) {
-        if (!events.modelQuestions)
-            return;
-        QList<ModelQuestionInfo> infos;
-        for (const llm::ModelQuestion& q : plan.questions) {
-            ModelQuestionInfo info { q.id, q.categoryNames(), {} };
-            for (int id : q.passageIds) {
-                const llm::Passage* p = plan.passage(id);
-                if (p && p->clauseIndex >= 0 && !info.clauseIndexes.contains(p->clauseIndex))
-                    info.clauseIndexes.append(p->clauseIndex);
-            }
-            infos.append(info);
-        }
-        events.modelQuestions(infos);
-    };
-    observer.notePiece = events.modelNote;
-    observer.answered = [&events](const llm::QuestionAnswer& answer, const QList<Finding>& found) {
-        if (events.modelFindings)
-            events.modelFindings(answer.questionId, found);
-    };
-    observer.progress = report;
+    LlmHeadInput input;
+    input.fastFindings = fastFindings;
+    input.playbook = &playbook;
+    input.mergeWithFast = options.heads != QLatin1String("llm");
+    input.grammarForSchema = llm::answerGrammarForSchema;
+    input.planned = events.modelQuestions;
+    input.notePiece = events.modelNote;
+    input.answered = events.modelFindings;
+    HeadRunContext context;
+    context.cancelled = cancelled;
+    context.progress = report;
+    context.llm = &input;
     // Each backend in the order until one answers; what was passed over, and why, is kept for
     // the review's warnings and the status bar.
     QStringList passedOver;
     std::unique_ptr<generation::TextGenerator> generator;
-    Result<llm::ModelReviewResult> result = Error { "no language model backend is set" };
+    LlmHeadReport headReport;
+    Result<HeadRunResult> result = Error { "no language model backend is set" };
     for (generation::Backend which : generation::backendsOf(options.order)) {
         const QString label = which == generation::Backend::Remote ? QStringLiteral("remote server")
                                                                    : QStringLiteral("local model");
@@ -135,8 +128,10 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
         review.timingsMs["model_load"] = timer.restart();
         if (events.modelBackend)
             events.modelBackend(describe(*generator), passedOver.join("; "));
-        result = llm::runModelReview(*generator, review.document, review.clauses, fastFindings,
-            playbook, cancelled, observer);
+        input.generator = generator.get();
+        headReport = {};
+        input.report = &headReport;
+        result = runHead(llmHead, review.document, review.clauses, context);
         if (result || cancelled())
             break;
         passedOver.append(label + ": " + QString::fromStdString(result.error().message));
@@ -150,20 +145,17 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
             "The model's questions were answered by the %1 backend; passed over: %2.")
                                             .arg(generator->kindName(), passedOver.join("; ")));
 
-    int answered = 0;
-    for (const llm::QuestionAnswer& a : result->answers)
-        answered += a.answered;
-    for (const QString& w : result->warnings)
+    for (const QString& w : headReport.warnings)
         review.document.warnings.append(w);
-    if (result->cancelled)
+    for (const QString& dropped : result->dropped)
+        review.document.warnings.append(dropped);
+    if (headReport.cancelled)
         review.document.warnings.append(
             QStringLiteral("Model review cancelled after %1 of %2 questions; the rest of this "
                            "review comes from the fast heads.")
-                .arg(answered)
-                .arg(result->plan.questions.size()));
-    review.findings = options.heads == QLatin1String("llm")
-        ? result->findings
-        : llm::mergeFindings(fastFindings, *result);
+                .arg(headReport.answered)
+                .arg(headReport.questions));
+    review.findings = result->findings;
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
     applyPlaybookKeepingModelRisk(playbook, review);
@@ -171,12 +163,13 @@ Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
     review.settings.insert("model", generator->location());
     review.settings.insert("model_backend", generator->kindName());
     review.settings.insert("model_review",
-        QJsonObject { { "questions", int(result->plan.questions.size()) }, { "answered", answered },
-            { "passages", int(result->plan.passages.size()) },
-            { "prompt_tokens", qint64(result->promptTokens) },
-            { "shared_prefix_tokens", qint64(result->sharedPrefixTokens) },
-            { "generated_tokens", qint64(result->generatedTokens) },
-            { "cancelled", result->cancelled } });
+        QJsonObject { { "questions", headReport.questions }, { "answered", headReport.answered },
+            { "passages", headReport.passages },
+            { "prompt_tokens", qint64(headReport.promptTokens) },
+            { "shared_prefix_tokens", qint64(headReport.sharedPrefixTokens) },
+            { "generated_tokens", qint64(headReport.generatedTokens) },
+            { "cancelled", headReport.cancelled }, { "head", llmHead.metadata.id },
+            { "head_origin", llmHead.origin } });
     review.timingsMs["llm"] = timer.elapsed();
     return {};
 }

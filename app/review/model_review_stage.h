@@ -14,6 +14,7 @@ namespace cw {
 namespace llm {
 class LlmSessionCache;
 }
+struct LoadedHead;
 
 struct ModelStageOptions {
     QString modelPath;
@@ -27,15 +28,17 @@ struct ModelStageOptions {
 };
 
 // The language model's part of a review: loads (or reuses) the model, or connects to the
-// remote server, in the options' order (the next when one cannot be used), asks it about the
-// contract, and replaces review.findings with the merged (heads "all") or the model's own
-// (heads "llm") findings, then applies the playbook with the model's risk judgements kept.
-// `fastFindings` are the fast heads' findings the questions are planned from. A cancel
-// keeps what was answered and says so in a warning. Errors: the model cannot be loaded, or
-// the engine failed; the caller decides whether the fast review stands instead.
-Result<void> runModelStage(Review& review, const QList<Finding>& fastFindings,
-    const Playbook& playbook, const ModelStageOptions& options, llm::LlmSessionCache& sessions,
-    const std::function<bool()>& cancelled, const ReviewEvents& events);
+// remote server, in the options' order (the next when one cannot be used), lends it to the LLM
+// head plugin `llmHead` (LlmHeadInput) to ask about the contract, and replaces review.findings with
+// the merged (heads "all") or the model's own (heads "llm") findings, then applies the playbook
+// with the model's risk judgements kept. `fastFindings` are the fast heads' findings the questions
+// are planned from. A cancel keeps what was answered and says so in a warning. Errors: the model
+// cannot be loaded, or the engine failed; the caller decides whether the fast review stands
+// instead.
+Result<void> runModelStage(Review& review, const LoadedHead& llmHead,
+    const QList<Finding>& fastFindings, const Playbook& playbook, const ModelStageOptions& options,
+    llm::LlmSessionCache& sessions, const std::function<bool()>& cancelled,
+    const ReviewEvents& events);
 
 // applyPlaybook, then the model's findings keep the risk the model judged against the
 // playbook (the rule that would fire stays as ruleId, the model's note as rationale) and

@@ -132,21 +132,19 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
 
     PluginHost host(options.pluginFolders);
     // The model's questions are planned from the fast heads' findings, so they run for
-    // heads "llm" too.
-    const QList<LoadedHead> heads
-        = host.heads(options.heads == "fast" ? QStringLiteral("fast") : QStringLiteral("all"));
+    // heads "llm" too; the llm heads run in the model stage, with the model lent to them.
+    const QList<LoadedHead> heads = host.heads(QStringLiteral("fast"));
     for (const QString& error : host.errors())
         review.document.warnings.append("plugin skipped: " + error);
     if (heads.isEmpty())
-        return makeError(
-            "no clause heads could be loaded: " + host.errors().join("; ").toStdString());
+        return makeError(host.noHeadsMessage().toStdString());
     QJsonArray headList;
     int done = 0;
     for (const LoadedHead& h : heads) {
         report(ReviewStage::Heads, done, int(heads.size()));
         HeadRunContext context;
         context.cancelled = cancelled;
-        auto found = h.head->find(review.document, review.clauses, context);
+        auto found = runHead(h, review.document, review.clauses, context);
         if (!found) {
             if (cancelled())
                 return makeError("cancelled");
@@ -154,7 +152,9 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
                 h.metadata.id + ": " + QString::fromStdString(found.error().message));
             continue;
         }
-        for (Finding& f : found.value()) {
+        for (const QString& dropped : found->dropped)
+            review.document.warnings.append(dropped);
+        for (Finding& f : found->findings) {
             if (f.page == 0)
                 f.page = review.document.pageAt(f.start);
             review.findings.append(std::move(f));
@@ -206,8 +206,17 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
         const ModelStageOptions stageOptions { options.modelPath, options.heads,
             options.modelThreads, options.modelDevice, options.modelContext, options.remote,
             options.remoteKeyFromStore, options.backendOrder };
-        auto staged = runModelStage(
-            review, fastFindings, *playbook, stageOptions, *sessions, cancelled, events);
+        const QList<LoadedHead> llmHeads = host.heads(QStringLiteral("llm"));
+        Result<void> staged = makeError("no LLM head plugin was found (llm_review); searched "
+            + host.searchFolders().join(", ").toStdString());
+        if (!llmHeads.isEmpty()) {
+            headList.append(QJsonObject { { "id", llmHeads.front().metadata.id },
+                { "version", llmHeads.front().metadata.version }, { "kind", "llm" },
+                { "origin", llmHeads.front().origin } });
+            review.settings.insert("head_list", headList);
+            staged = runModelStage(review, llmHeads.front(), fastFindings, *playbook, stageOptions,
+                *sessions, cancelled, events);
+        }
         if (!staged && options.heads == "llm")
             return staged.error();
         if (!staged)

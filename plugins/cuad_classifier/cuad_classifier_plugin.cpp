@@ -1,7 +1,7 @@
-// The CUAD clause classifier as a Qt plugin: the same head class the app carries built in,
-// loaded with its model file (cuad_classifier.cwm) from the plugin's folder.
-#include "app/heads/builtin_heads.h"
+// The CUAD clause classifier as a Qt plugin. Who it is (id, categories, its model file) is
+// stated once, in cuad_classifier.json; the host reads it and hands over the model's path.
 #include "app/plugins/clause_head.h"
+#include "plugins/cuad_classifier/cuad_classifier_head.h"
 
 #include <QObject>
 
@@ -12,9 +12,9 @@ class CuadClassifierPlugin : public QObject, public ClauseHeadFactory {
     Q_PLUGIN_METADATA(IID CW_CLAUSE_HEAD_FACTORY_IID FILE "cuad_classifier.json")
     Q_INTERFACES(cw::ClauseHeadFactory)
 public:
-    std::unique_ptr<ClauseHead> createHead() const override
+    Result<std::unique_ptr<ClauseHead>> createHead(const HeadSetup& setup) const override
     {
-        return std::make_unique<CuadClassifierHead>();
+        return CuadClassifierHead::load(setup.dataPath);
     }
 };
 

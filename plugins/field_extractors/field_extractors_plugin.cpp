@@ -1,7 +1,7 @@
 // The field extractors (dates, durations, amounts, defined terms, cross-references,
-// governing law) as a Qt plugin: the same head class the app carries built in.
-#include "app/heads/builtin_heads.h"
+// governing law) as a Qt plugin; field_extractors.json says who it is.
 #include "app/plugins/clause_head.h"
+#include "plugins/field_extractors/field_extractor_head.h"
 
 #include <QObject>
 
@@ -12,9 +12,9 @@ class FieldExtractorsPlugin : public QObject, public ClauseHeadFactory {
     Q_PLUGIN_METADATA(IID CW_CLAUSE_HEAD_FACTORY_IID FILE "field_extractors.json")
     Q_INTERFACES(cw::ClauseHeadFactory)
 public:
-    std::unique_ptr<ClauseHead> createHead() const override
+    Result<std::unique_ptr<ClauseHead>> createHead(const HeadSetup&) const override
     {
-        return std::make_unique<FieldExtractorHead>();
+        return std::unique_ptr<ClauseHead>(std::make_unique<FieldExtractorHead>());
     }
 };
 

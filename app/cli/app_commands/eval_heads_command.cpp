@@ -3,18 +3,22 @@
 // --heads llm|all the language model reviews each held-out contract after the fast heads of
 // its fold, as `review --heads llm|all` does.
 #include "app/cli/cli_command.h"
+#include "app/generation/local_generator.h"
 #include "app/heads/heads_evaluation.h"
 #include "app/ingest/document_reader.h"
-#include "app/llm_review/finding_merge.h"
 #include "app/llm_review/llm_session.h"
-#include "app/llm_review/model_review.h"
+#include "app/llm_review/prompt_rendering.h"
 #include "app/playbook/playbook.h"
+#include "app/plugins/llm_head.h"
+#include "app/plugins/plugin_host.h"
 #include "app/segment/clause_segmenter.h"
 
 #include <CLI/CLI.hpp>
+#include <QCoreApplication>
 #include <QJsonDocument>
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 
 namespace {
 
@@ -28,21 +32,29 @@ int clauseAt(const QList<cw::Clause>& clauses, qsizetype offset)
     return -1;
 }
 
-// The model's pass over one held-out contract, on the text alone (offsets are the labels').
-cw::Result<QList<cw::Finding>> modelFindings(cw::llm::LlmSession& session,
-    const cw::Playbook& playbook, bool mergeWithFast, const cw::heads::LabelledContract& contract,
-    QList<cw::Finding> fast)
+// The model's pass over one held-out contract, on the text alone (offsets are the labels'):
+// the LLM head plugin, with the model lent to it as a review lends it.
+cw::Result<QList<cw::Finding>> modelFindings(const cw::LoadedHead& llmHead,
+    cw::generation::TextGenerator& generator, const cw::Playbook& playbook, bool mergeWithFast,
+    const cw::heads::LabelledContract& contract, QList<cw::Finding> fast)
 {
     const cw::Document document = cw::documentFromText(contract.text, contract.id);
     const QList<cw::Clause> clauses = cw::segmentClauses(document);
     // The evaluation's fast findings point at its own candidates; the planner reads clauses.
     for (cw::Finding& f : fast)
         f.clauseIndex = clauseAt(clauses, f.start);
-    auto result
-        = cw::llm::runModelReview(session, document, clauses, fast, playbook, [] { return false; });
-    if (!result)
-        return result.error();
-    return mergeWithFast ? cw::llm::mergeFindings(fast, *result) : result->findings;
+    cw::LlmHeadInput input;
+    input.generator = &generator;
+    input.fastFindings = fast;
+    input.playbook = &playbook;
+    input.mergeWithFast = mergeWithFast;
+    input.grammarForSchema = cw::llm::answerGrammarForSchema;
+    cw::HeadRunContext context;
+    context.llm = &input;
+    auto run = cw::runHead(llmHead, document, clauses, context);
+    if (!run)
+        return run.error();
+    return run->findings;
 }
 
 int runEvalHeads(std::span<char*> args)
@@ -100,9 +112,25 @@ int runEvalHeads(std::span<char*> args)
         options.epochs = std::max(1, options.epochs / 2);
     const auto log = [](const QString& line) { std::fprintf(stderr, "%s\n", qPrintable(line)); };
     cw::heads::FindingsRefiner refine;
-    std::shared_ptr<cw::llm::LlmSession> session;
+    std::unique_ptr<cw::generation::LocalGenerator> generator;
     cw::Playbook playbook;
+    std::unique_ptr<QCoreApplication> qtApp; // the plugin host finds plugins beside the program
+    int qtArgc = 1;
+    char qtName[] = "clausewright-cli";
+    char* qtArgv[] = { qtName, nullptr };
+    cw::LoadedHead llmHead;
     if (heads != "fast") {
+        if (!QCoreApplication::instance())
+            qtApp = std::make_unique<QCoreApplication>(qtArgc, qtArgv);
+        cw::PluginHost host;
+        const auto llmHeads = host.heads(QStringLiteral("llm"));
+        if (llmHeads.isEmpty()) {
+            std::fprintf(stderr,
+                "eval-heads: no LLM head plugin (kind llm) was found; searched %s\n",
+                qPrintable(host.searchFolders().join(", ")));
+            return 1;
+        }
+        llmHead = llmHeads.front();
         cw::llm::LlmSessionOptions sessionOptions;
         sessionOptions.threads = options.threads;
         sessionOptions.device = QString::fromStdString(device);
@@ -111,7 +139,7 @@ int runEvalHeads(std::span<char*> args)
             std::fprintf(stderr, "eval-heads: %s\n", opened.error().message.c_str());
             return 1;
         }
-        session = *opened;
+        generator = std::make_unique<cw::generation::LocalGenerator>(*opened);
         auto loaded = cw::loadPlaybook(cw::defaultPlaybookPath());
         if (!loaded) {
             std::fprintf(stderr, "eval-heads: %s\n", loaded.error().message.c_str());
@@ -121,7 +149,7 @@ int runEvalHeads(std::span<char*> args)
         const bool merge = heads == "all";
         refine = [&](const cw::heads::LabelledContract& contract, const QList<cw::Finding>& fast) {
             log(QStringLiteral("model review of %1").arg(contract.id));
-            return modelFindings(*session, playbook, merge, contract, fast);
+            return modelFindings(llmHead, *generator, playbook, merge, contract, fast);
         };
     }
     cw::Result<cw::heads::EvaluationResult> result = cw::Error {};

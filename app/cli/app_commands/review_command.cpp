@@ -10,10 +10,11 @@
 #include <CLI/CLI.hpp>
 #include <QFile>
 #include <QFileInfo>
-#include <QMap>
 #include <QGuiApplication>
+#include <QMap>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 namespace {
 
@@ -43,6 +44,10 @@ int runReview(std::span<char*> args)
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
+    std::vector<std::string> pluginFolders;
+    app.add_option("--plugins", pluginFolders,
+        "a folder of clause-head plugins to load first (repeatable; before the user's and the "
+        "built-in ones)");
     std::string server, serverModel, keyFile, backends;
     app.add_option("--server", server,
         "an OpenAI-compatible server for the llm heads (clausewright-server, vLLM, SGLang, "
@@ -84,6 +89,8 @@ int runReview(std::span<char*> args)
     options.modelPath = QString::fromStdString(model);
     options.playbookPath = QString::fromStdString(playbook);
     options.textOnly = textOnly;
+    for (const std::string& folder : pluginFolders)
+        options.pluginFolders.append(QString::fromStdString(folder));
     options.password = password.empty() ? qEnvironmentVariable("CW_PDF_PASSWORD")
                                         : QString::fromStdString(password);
     options.modelThreads = threads;

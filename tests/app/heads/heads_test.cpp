@@ -1,6 +1,6 @@
-// The fast heads: model file, candidates, field extractors, the classifier on contracts it
-// was not trained on (tests/data/heads/heldout.jsonl.xz), and the plugin host.
-#include "app/heads/builtin_heads.h"
+// The fast heads' machinery: model file, candidates, field extractors, the classifier on
+// contracts it was not trained on (tests/data/heads/heldout.jsonl.xz). The plugins and the
+// host have their own tests (plugins/*/tests, tests/app/plugins).
 #include "app/heads/clause_candidates.h"
 #include "app/heads/clause_thresholds.h"
 #include "app/heads/cuad_classifier.h"
@@ -9,7 +9,6 @@
 #include "app/heads/heads_evaluation.h"
 #include "app/heads/presence_cues.h"
 #include "app/heads/score_calibration.h"
-#include "app/plugins/plugin_host.h"
 
 #include <QDataStream>
 #include <QFile>
@@ -475,47 +474,6 @@ private slots:
                 QVERIFY(cuadCategories().contains(f.category));
             }
         }
-    }
-
-    void loadsBuiltPluginsAndSkipsBrokenOnes()
-    {
-        QTemporaryDir dir;
-        QFile broken(dir.filePath("broken_head.so"));
-        QVERIFY(broken.open(QIODevice::WriteOnly));
-        broken.write("not a shared library");
-        broken.close();
-        PluginHost host({ dir.path() });
-        const auto heads = host.heads("fast");
-        QSet<QString> ids;
-        for (const LoadedHead& h : heads) {
-            ids.insert(h.metadata.id);
-            if (h.metadata.id == "cuad_classifier")
-                QVERIFY2(
-                    h.origin.endsWith(".so"), qPrintable(h.origin)); // the plugin, not the fallback
-        }
-        QVERIFY(ids.contains("cuad_classifier"));
-        QVERIFY(ids.contains("field_extractors"));
-        QVERIFY(host.heads("llm").isEmpty());
-        QVERIFY2(host.errors().join('\n').contains("broken_head.so"),
-            qPrintable(host.errors().join('\n')));
-    }
-
-    void builtInHeadReportsMissingModel()
-    {
-        CuadClassifierHead head;
-        QTemporaryDir empty;
-        auto loaded = head.load(empty.path());
-        QVERIFY(!loaded.ok());
-        QVERIFY(QString::fromStdString(loaded.error().message).contains("cuad_classifier.cwm"));
-    }
-
-    void metadataErrorsNameTheField()
-    {
-        auto bad = headMetadataFromJson(QJsonObject { { "id", "x" }, { "name", "X" },
-                                            { "kind", "slow" }, { "categories", QJsonArray() } },
-            "x.json");
-        QVERIFY(!bad.ok());
-        QVERIFY(QString::fromStdString(bad.error().message).contains("'kind'"));
     }
 };
 

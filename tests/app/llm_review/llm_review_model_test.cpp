@@ -3,8 +3,8 @@
 // cancel lands at once, and the pipeline and CLI run with --heads llm|all.
 #include "app/desktop/review_queue.h"
 #include "app/llm_review/llm_session.h"
-#include "app/llm_review/model_review.h"
-#include "app/llm_review/question_prompt.h"
+#include "app/llm_review/prompt_rendering.h"
+#include "app/llm_review/session_review.h"
 #include "app/review/review_pipeline.h"
 #include "engine/generation/generator.h"
 #include "engine/sampling/grammar_constraint.h"
@@ -24,6 +24,23 @@ namespace {
 const QString kContract = QStringLiteral(CW_TEST_DATA_DIR "/llm_review/supply_agreement.txt");
 const QString kModelA = QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a");
 const QString kModelC = QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_5_moe_c");
+
+// The LLM head plugin's questions, as the plugin reads them.
+QList<llm::CategoryGroup> pluginQuestions()
+{
+    auto groups = llm::readCategoryGroups(
+        QStringLiteral(CW_SOURCE_DIR "/plugins/llm_review/llm_questions.json"));
+    if (!groups)
+        qFatal("%s", groups.error().message.c_str());
+    return *groups;
+}
+
+llm::ModelReviewOptions withQuestions()
+{
+    llm::ModelReviewOptions options;
+    options.groups = pluginQuestions();
+    return options;
+}
 
 // The fast review the model's questions are planned from.
 Review fastReview()
@@ -75,7 +92,7 @@ private slots:
         observer.progress = [&](int done, int total) { progress.append({ done, total }); };
         auto result = llm::runModelReview(
             **session, fast.document, fast.clauses, fast.findings, defaultPlaybook(),
-            [] { return false; }, observer);
+            [] { return false; }, observer, withQuestions());
         QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
         const int questions = int(result->plan.questions.size());
         QVERIFY(questions >= 3);
@@ -104,7 +121,8 @@ private slots:
         const Review fast = fastReview();
         const Playbook playbook = defaultPlaybook();
         auto result = llm::runModelReview(
-            **session, fast.document, fast.clauses, fast.findings, playbook, [] { return false; });
+            **session, fast.document, fast.clauses, fast.findings, playbook, [] { return false; },
+            {}, withQuestions());
         QVERIFY(result.ok());
         for (const llm::ModelQuestion& q : result->plan.questions) {
             auto prompt = llm::questionPrompt(
@@ -140,7 +158,7 @@ private slots:
         };
         auto result = llm::runModelReview(
             **session, fast.document, fast.clauses, fast.findings, defaultPlaybook(),
-            [&] { return cancel.load(); }, observer);
+            [&] { return cancel.load(); }, observer, withQuestions());
         QVERIFY(result.ok());
         QVERIFY(result->cancelled);
         QVERIFY(sinceCancel.isValid());

@@ -1,6 +1,7 @@
 // The LLM head's parts that need no model: question planning, answer schema and grammar,
 // answer parsing, the streaming note reader, and merging with the fast findings.
 #include "app/llm_review/finding_merge.h"
+#include "app/llm_review/prompt_rendering.h"
 #include "app/llm_review/question_planner.h"
 #include "app/llm_review/question_prompt.h"
 #include "app/llm_review/streaming_note_reader.h"
@@ -15,6 +16,19 @@ using namespace cw;
 using namespace cw::llm;
 
 namespace {
+
+// The LLM head plugin's questions, as the plugin reads them.
+const QList<CategoryGroup>& categoryGroups()
+{
+    static const QList<CategoryGroup> groups = [] {
+        auto read = readCategoryGroups(
+            QStringLiteral(CW_SOURCE_DIR "/plugins/llm_review/llm_questions.json"));
+        if (!read)
+            qFatal("%s", read.error().message.c_str());
+        return *read;
+    }();
+    return groups;
+}
 
 Document contract()
 {
@@ -84,7 +98,7 @@ private slots:
             fastFinding(d, clauses, "Cap On Liability", "Limitation of Liability", 0.3) };
         PlanLimits limits;
         limits.passagesPerCategory = 1;
-        const QuestionPlan plan = planQuestions(d, clauses, fast, limits);
+        const QuestionPlan plan = planQuestions(d, clauses, fast, categoryGroups(), limits);
         const ModelQuestion* law = questionOf(plan, "Governing Law");
         QVERIFY(law);
         QVERIFY(!law->fromKeywords);
@@ -119,7 +133,7 @@ private slots:
     {
         const Document d = contract();
         const QList<Clause> clauses = segmentClauses(d);
-        const QuestionPlan plan = planQuestions(d, clauses, {});
+        const QuestionPlan plan = planQuestions(d, clauses, {}, categoryGroups());
         QVERIFY(plan.questions.size() >= 2);
         Playbook playbook;
         playbook.name = "test";
@@ -206,7 +220,7 @@ private slots:
         const Finding untouched = fastFinding(d, clauses, "Audit Rights", "audit Supplier's books");
         const QList<Finding> fast { law, exclusivity, insurance, untouched };
         ModelReviewResult model;
-        model.plan = planQuestions(d, clauses, fast);
+        model.plan = planQuestions(d, clauses, fast, categoryGroups());
         auto passageOf = [&](const Finding& f) {
             for (const Passage& p : model.plan.passages)
                 if (p.start <= f.start && p.end >= f.end)

@@ -3,8 +3,8 @@
 // shared prefix), the tokens generated, and questions/s and tokens/s for the batched model
 // review, then the same questions answered one at a time without prefix sharing.
 #include "app/llm_review/llm_session.h"
-#include "app/llm_review/model_review.h"
-#include "app/llm_review/question_prompt.h"
+#include "app/llm_review/prompt_rendering.h"
+#include "app/llm_review/session_review.h"
 #include "app/review/review_pipeline.h"
 #include "engine/generation/generator.h"
 #include "engine/sampling/grammar_constraint.h"
@@ -47,8 +47,18 @@ int main(int argc, char** argv)
         return 1;
     }
     const double fastSeconds = double(timer.restart()) / 1000.0;
+    // The questions the LLM head plugin asks, read from its data file.
+    llm::ModelReviewOptions reviewOptions;
+    auto groups = llm::readCategoryGroups(
+        QStringLiteral(CW_SOURCE_DIR "/plugins/llm_review/llm_questions.json"));
+    if (!groups) {
+        std::fprintf(stderr, "bench_llm_review: %s\n", groups.error().message.c_str());
+        return 1;
+    }
+    reviewOptions.groups = *groups;
     auto result = llm::runModelReview(
-        **session, fast->document, fast->clauses, fast->findings, *playbook, [] { return false; });
+        **session, fast->document, fast->clauses, fast->findings, *playbook, [] { return false; },
+        {}, reviewOptions);
     if (!result) {
         std::fprintf(stderr, "bench_llm_review: %s\n", result.error().message.c_str());
         return 1;
