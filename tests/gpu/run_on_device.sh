@@ -54,6 +54,7 @@ if has peer; then # built while ours is tested; its benchmark runs after ours, a
     && cmake -S $P -B $P/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) \
       -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+      -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
       >"$L/peer_build.log" 2>&1 \
     && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench >>"$L/peer_build.log" 2>&1; \
     echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$L/peer_build.log") &

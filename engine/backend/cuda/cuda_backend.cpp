@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace cw::engine {
 
@@ -201,6 +202,7 @@ private:
     std::int32_t* m_greedy = nullptr; // [kMaxGraphBatch] argmax of each logit row
     float* m_greedyValue = nullptr;
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
+    unsigned* m_routerBlocksDone = nullptr; // routerLogitsTopK's counter, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
@@ -213,6 +215,10 @@ private:
     std::vector<Op> m_ops;
     cudaError_t m_error = cudaSuccess;
     bool m_decode = false;
+    // The MoE layer whose shared expert's gated output the next norm adds (-1: none): the
+    // gate's dot product and the add ride in that norm's kernel instead of one of their own.
+    int m_sharedAddendLayer = -1;
+    cuda::GatedAddend sharedAddend(int layer) const;
     std::map<int, cudaGraphExec_t> m_graphs;
     std::set<int> m_warmed, m_noGraph;
 };
@@ -512,6 +518,12 @@ Result<void> CudaBackend::allocateBuffers()
     m_argmaxWorkspace = *argmax;
     if (auto e = cudaMemset(m_argmaxWorkspace, 0, argmaxBytes); e != cudaSuccess)
         return cudaFailure("clearing the greedy search's counters", e);
+    auto routerCounter = m_arena.allocate(sizeof(unsigned), "the router's counter");
+    if (!routerCounter)
+        return routerCounter.error();
+    m_routerBlocksDone = static_cast<unsigned*>(*routerCounter);
+    if (auto e = cudaMemset(m_routerBlocksDone, 0, sizeof(unsigned)); e != cudaSuccess)
+        return cudaFailure("clearing the router's counter", e);
     const std::size_t scratch = m_scratchBytes; // sized with the memory plan
     auto s = m_arena.allocate(scratch + kCublasWorkspace, "the products' scratch");
     if (!s)
@@ -628,15 +640,19 @@ void CudaBackend::norm(NormSite site, bool addResidual)
         w = m_w.layers[std::size_t(site.layer)].inputNorm;
     else if (site.kind == NormSite::Kind::PostAttention)
         w = m_w.layers[std::size_t(site.layer)].postAttentionNorm;
-    m_ops.push_back([this, w, addResidual] {
+    // Only a norm that adds the residual may take the MoE's shared expert (moe() made sure).
+    const int addendLayer = addResidual ? std::exchange(m_sharedAddendLayer, -1) : -1;
+    m_ops.push_back([this, w, addResidual, addendLayer] {
         const float eps = float(m_description.hparams.rmsNormEps);
         float* delta = addResidual ? m_deltaRows : nullptr;
+        const cuda::GatedAddend addend
+            = addendLayer >= 0 ? sharedAddend(addendLayer) : cuda::GatedAddend {};
         if (normedRowsQuantized())
             check(cuda::addRmsNormRowsQuantized(m_hiddenRows, delta, w, m_layout.rows, m_hidden,
-                eps, m_normedRows, m_normedQuant, m_stream));
+                eps, m_normedRows, m_normedQuant, m_stream, addend));
         else
-            check(cuda::addRmsNormRows(
-                m_hiddenRows, delta, w, m_layout.rows, m_hidden, eps, m_normedRows, m_stream));
+            check(cuda::addRmsNormRows(m_hiddenRows, delta, w, m_layout.rows, m_hidden, eps,
+                m_normedRows, m_stream, addend));
     });
 }
 
@@ -685,9 +701,28 @@ void CudaBackend::deltaNet(int layer)
     });
 }
 
+// Where moe() leaves the shared expert's output: in the per-layer temporaries after the
+// router's logits, weights and ids, which the next norm still finds there.
+cuda::GatedAddend CudaBackend::sharedAddend(int layer) const
+{
+    const auto& hp = m_description.hparams;
+    const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
+    const std::int64_t K = hp.numExpertsPerToken;
+    float* weights = m_temp + T * E;
+    auto* ids = reinterpret_cast<std::int32_t*>(weights + T * K);
+    float* sharedGate = reinterpret_cast<float*>(ids + T * K);
+    float* sharedDown = sharedGate + 2 * T * sh;
+    return { m_normedRows, m_w.layers[std::size_t(layer)].sharedGate, sharedDown };
+}
+
 void CudaBackend::moe(int layer)
 {
-    m_ops.push_back([this, layer] {
+    // The next norm adds the shared expert behind its gate (all that follows an MoE block is
+    // the residual norm); diagnosis runs that leave the norms out keep the separate kernel.
+    const bool sharedInNorm
+        = m_w.layers[std::size_t(layer)].sharedGate && !g_skip.shared && !g_skip.norm;
+    m_sharedAddendLayer = sharedInNorm ? layer : -1;
+    m_ops.push_back([this, layer, sharedInNorm] {
         const auto& hp = m_description.hparams;
         const auto& L = m_w.layers[std::size_t(layer)];
         const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
@@ -719,16 +754,22 @@ void CudaBackend::moe(int layer)
                 check(cudaEventRecord(m_join, m_sideStream));
         }
         if (!g_skip.routed) {
-            linear(L.router, m_normedRows, m_hidden, T, logits, E);
-            check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
+            if (cuda::routerFuses(L.router, T)) {
+                check(cuda::routerLogitsTopK(L.router, m_normedRows, m_hidden, T, logits, K,
+                    renormalise, ids, weights, m_routerBlocksDone, m_stream));
+            } else {
+                linear(L.router, m_normedRows, m_hidden, T, logits, E);
+                check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
+            }
             check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
         }
         if (shared) {
             if (beside)
                 check(cudaStreamWaitEvent(m_stream, m_join, 0));
-            check(cuda::addGatedSharedExpert(
-                m_normedRows, L.sharedGate, sharedDown, T, m_hidden, m_deltaRows, m_stream));
+            if (!sharedInNorm)
+                check(cuda::addGatedSharedExpert(
+                    m_normedRows, L.sharedGate, sharedDown, T, m_hidden, m_deltaRows, m_stream));
         }
     });
 }

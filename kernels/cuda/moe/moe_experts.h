@@ -11,11 +11,10 @@
 #include "kernels/cuda/quant/quant_products.h"
 #include "kernels/tensor_type.h"
 
-#include <cublas_v2.h>
-#include <cuda_runtime_api.h>
-
 #include <cstddef>
 #include <cstdint>
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
 
 namespace cw::kernels::cuda {
 
@@ -39,6 +38,15 @@ struct DeviceExpertStack {
 // row's ids in descending probability.
 cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t experts, int k,
     bool renormalise, std::int32_t* ids, float* weights, cudaStream_t stream);
+
+// Decode steps (1..kMatVecMaxTokens rows, an f32 router of fewer than 2048 experts:
+// routerFuses): logits = router x, then routerTopK, in one launch. The logits equal linear()'s.
+// blocksDone: one device counter, zero before the first call; each call leaves it zero, so
+// calls on one counter must not overlap.
+bool routerFuses(const DeviceMatrix& router, std::int64_t tokens);
+cudaError_t routerLogitsTopK(const DeviceMatrix& router, const float* x, std::int64_t xStride,
+    std::int64_t tokens, float* logits, int k, bool renormalise, std::int32_t* ids, float* weights,
+    unsigned* blocksDone, cudaStream_t stream);
 
 // out[t] = sum_j weights[t][j] * down_e(silu(gate_e x[t]) * up_e x[t]) with e = ids[t][j],
 // for t < tokens (x and out: [tokens][hidden], hidden = gate.cols = down.rows). out is

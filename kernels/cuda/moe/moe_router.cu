@@ -3,6 +3,7 @@
 // ties keep the lower index) so the chosen experts agree with the CPU's.
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_experts.h"
+#include "kernels/cuda/quant/mat_vec_kernels.cuh"
 
 #include <climits>
 #include <cmath>
@@ -11,6 +12,8 @@ namespace cw::kernels::cuda {
 namespace {
 
 constexpr int kRouterWarps = 4;
+// The f32 matrix-vector kernel's rows per block for a router-sized matrix (under 2048 rows).
+constexpr int kRouterRowsPerBlock = 2;
 
 __device__ __forceinline__ float warpMax(float v)
 {
@@ -26,21 +29,17 @@ __device__ __forceinline__ double warpSum(double v)
     return v;
 }
 
-__global__ void routerTopKKernel(const float* logits, std::int64_t tokens, int experts, int k,
-    bool renormalise, std::int32_t* ids, float* weights)
+// Softmax and top-k of one token's logits by one warp; p: the warp's `experts` floats of
+// shared memory. The logits are read through L2 (another block of the fused router kernel may
+// have written them).
+__device__ void routerTopKRow(const float* row, int experts, int k, bool renormalise,
+    std::int32_t* rowIds, float* rowWeights, float* p)
 {
-    chainedKernelEntry();
-    extern __shared__ float probabilities[];
-    const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32;
-    const std::int64_t t = std::int64_t(blockIdx.x) * kRouterWarps + warp;
-    if (t >= tokens)
-        return;
-    float* p = probabilities + std::size_t(warp) * std::size_t(experts);
-    const float* row = logits + t * experts;
+    const int lane = int(threadIdx.x) % 32;
     // Each lane owns the experts i with i % 32 == lane: only it reads or writes them.
     float mx = -INFINITY;
     for (int i = lane; i < experts; i += 32) {
-        p[i] = row[i];
+        p[i] = __ldcg(row + i);
         mx = fmaxf(mx, p[i]);
     }
     mx = warpMax(mx);
@@ -53,8 +52,6 @@ __global__ void routerTopKKernel(const float* logits, std::int64_t tokens, int e
     for (int i = lane; i < experts; i += 32)
         p[i] *= inv;
 
-    std::int32_t* rowIds = ids + t * k;
-    float* rowWeights = weights + t * k;
     float total = 0.0f;
     for (int j = 0; j < k; ++j) {
         float best = -INFINITY;
@@ -89,6 +86,64 @@ __global__ void routerTopKKernel(const float* logits, std::int64_t tokens, int e
             rowWeights[j] = rowWeights[j] / total;
 }
 
+__global__ void routerTopKKernel(const float* logits, std::int64_t tokens, int experts, int k,
+    bool renormalise, std::int32_t* ids, float* weights)
+{
+    chainedKernelEntry();
+    extern __shared__ float probabilities[];
+    const int warp = int(threadIdx.x) / 32;
+    const std::int64_t t = std::int64_t(blockIdx.x) * kRouterWarps + warp;
+    if (t >= tokens)
+        return;
+    routerTopKRow(logits + t * experts, experts, k, renormalise, ids + t * k, weights + t * k,
+        probabilities + std::size_t(warp) * std::size_t(experts));
+}
+
+// Decode steps: the router's product (the f32 matrix-vector kernel's own blocks, so the logits
+// round as linear() rounds them) and, in the last of its blocks to finish, the softmax and
+// top-k of every token: one launch where there were two, on the step's critical path.
+template <int T>
+__global__ void __launch_bounds__(quant_detail::kMvThreads) routerFusedKernel(
+    const std::uint8_t* __restrict__ w, std::size_t rowStride, int experts, std::int64_t cols,
+    const float* __restrict__ x, std::int64_t xStride, bool xVector, float* logits, int k,
+    bool renormalise, std::int32_t* ids, float* weights, unsigned* blocksDone)
+{
+    chainedKernelEntry();
+    extern __shared__ float probabilities[];
+    __shared__ bool last;
+    quant_detail::matVecFloatBlock<TensorType::F32, T, kRouterRowsPerBlock>(
+        w, rowStride, experts, cols, x, xStride, logits, experts, xVector);
+    __threadfence(); // this block's logits are visible before its count
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last = atomicAdd(blocksDone, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence(); // the other blocks' logits are read after their counts
+    const int warp = int(threadIdx.x) / 32;
+    for (int t = warp; t < T; t += quant_detail::kMvWarps)
+        routerTopKRow(logits + std::size_t(t) * experts, experts, k, renormalise, ids + t * k,
+            weights + t * k, probabilities + std::size_t(warp) * std::size_t(experts));
+    if (threadIdx.x == 0)
+        *blocksDone = 0; // for the next layer's router
+}
+
+template <int T>
+cudaError_t launchRouterFused(const DeviceMatrix& router, const float* x, std::int64_t xStride,
+    float* logits, int k, bool renormalise, std::int32_t* ids, float* weights, unsigned* blocksDone,
+    cudaStream_t stream)
+{
+    const unsigned blocks = unsigned((router.rows + kRouterRowsPerBlock - 1) / kRouterRowsPerBlock);
+    const bool xVector = (reinterpret_cast<std::uintptr_t>(x) & 15) == 0 && xStride % 4 == 0;
+    const std::size_t shared
+        = std::size_t(quant_detail::kMvWarps) * std::size_t(router.rows) * sizeof(float);
+    launchChained(routerFusedKernel<T>, dim3(blocks), dim3(quant_detail::kMvThreads), shared,
+        stream, static_cast<const std::uint8_t*>(router.data), router.rowStride, int(router.rows),
+        router.cols, x, xStride, xVector, logits, k, renormalise, ids, weights, blocksDone);
+    return cudaGetLastError();
+}
+
 } // namespace
 
 cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t experts, int k,
@@ -105,6 +160,48 @@ cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t ex
     launchChained(routerTopKKernel, dim3(blocks), dim3(kRouterWarps * 32), shared, stream, logits,
         tokens, int(experts), k, renormalise, ids, weights);
     return cudaGetLastError();
+}
+
+bool routerFuses(const DeviceMatrix& router, std::int64_t tokens)
+{
+    // Only where linear() would run the same f32 matrix-vector blocks (2 rows each).
+    return router.type == TensorType::F32 && tokens >= 1 && tokens <= kMatVecMaxTokens
+        && router.rows < 2048 && router.rows * quant_detail::kMvWarps * 4 <= 48 * 1024
+        && router.data != nullptr;
+}
+
+cudaError_t routerLogitsTopK(const DeviceMatrix& router, const float* x, std::int64_t xStride,
+    std::int64_t tokens, float* logits, int k, bool renormalise, std::int32_t* ids, float* weights,
+    unsigned* blocksDone, cudaStream_t stream)
+{
+    if (!routerFuses(router, tokens) || k <= 0 || k > router.rows || !blocksDone)
+        return cudaErrorInvalidValue;
+    switch (tokens) {
+    case 1:
+        return launchRouterFused<1>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 2:
+        return launchRouterFused<2>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 3:
+        return launchRouterFused<3>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 4:
+        return launchRouterFused<4>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 5:
+        return launchRouterFused<5>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 6:
+        return launchRouterFused<6>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    case 7:
+        return launchRouterFused<7>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    default:
+        return launchRouterFused<8>(
+            router, x, xStride, logits, k, renormalise, ids, weights, blocksDone, stream);
+    }
 }
 
 } // namespace cw::kernels::cuda

@@ -50,6 +50,24 @@ __device__ float rmsScale(float sumSquares, std::int64_t n, float eps)
     return float(1.0 / sqrt(double(sumSquares) / double(n) + double(eps)));
 }
 
+// sigmoid(dot(gateWeight, x)) over the block, summed as addGatedSharedExpertKernel sums it:
+// strided fmaf per thread, warp sums, then the warps' sums in order (kRowThreads threads).
+__device__ float sharedExpertGate(const float* x, const float* gateWeight, std::int64_t n)
+{
+    __shared__ float partial[kRowThreads / 32];
+    float dot = 0.0f;
+    for (std::int64_t c = threadIdx.x; c < n; c += kRowThreads)
+        dot = fmaf(gateWeight[c], x[c], dot);
+    dot = warpSum(dot);
+    if (threadIdx.x % 32 == 0)
+        partial[threadIdx.x / 32] = dot;
+    __syncthreads();
+    float sum = 0.0f;
+    for (int w = 0; w < kRowThreads / 32; ++w)
+        sum += partial[w];
+    return 1.0f / (1.0f + expf(-sum)); // ops::sigmoid
+}
+
 __global__ void rmsNormRowsKernel(const float* x, std::int64_t xStride, const float* w,
     std::int64_t n, float eps, float* out, std::int64_t outStride)
 {
@@ -67,19 +85,21 @@ __global__ void rmsNormRowsKernel(const float* x, std::int64_t xStride, const fl
         o[i] = w ? xr[i] * scale * w[i] : xr[i] * scale;
 }
 
-__global__ void addRmsNormRowsKernel(
-    float* hidden, const float* delta, const float* w, std::int64_t n, float eps, float* normed)
+__global__ void addRmsNormRowsKernel(float* hidden, const float* delta, const float* w,
+    std::int64_t n, float eps, float* normed, GatedAddend addend)
 {
     chainedKernelEntry();
     __shared__ float shared[32];
     const std::int64_t row = blockIdx.x;
     float* h = hidden + row * n;
     const float* d = delta ? delta + row * n : nullptr;
+    const float gate = addend.x ? sharedExpertGate(addend.x + row * n, addend.gateWeight, n) : 0.0f;
+    const float* down = addend.x ? addend.down + row * n : nullptr;
     float sum = 0.0f;
     for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x) {
         float v = h[i];
         if (d) {
-            v += d[i];
+            v += down ? fmaf(gate, down[i], d[i]) : d[i];
             h[i] = v;
         }
         sum += v * v;
@@ -97,13 +117,16 @@ __global__ void addRmsNormRowsKernel(
 template <int V, bool Quantize>
 __global__ void __launch_bounds__(kRowThreads)
     addRmsNormRowsVectorKernel(float* hidden, const float* delta, const float* w, std::int64_t n,
-        float eps, float* normed, std::int8_t* quantized, float4* scales)
+        float eps, float* normed, std::int8_t* quantized, float4* scales, GatedAddend addend)
 {
     chainedKernelEntry();
     const std::int64_t row = blockIdx.x;
     const int n4 = int(n / 4);
     auto* h = reinterpret_cast<float4*>(hidden + row * n);
     const auto* d = delta ? reinterpret_cast<const float4*>(delta + row * n) : nullptr;
+    // The gate reads x before any of the row is written: x may be the normed output.
+    const float gate = addend.x ? sharedExpertGate(addend.x + row * n, addend.gateWeight, n) : 0.0f;
+    const auto* down = addend.x ? reinterpret_cast<const float4*>(addend.down + row * n) : nullptr;
     float4 v[V];
     float sum = 0.0f;
 #pragma unroll
@@ -113,7 +136,12 @@ __global__ void __launch_bounds__(kRowThreads)
         if (i < n4) {
             v[k] = h[i];
             if (d) {
-                const float4 a = d[i];
+                float4 a = d[i];
+                if (down) {
+                    const float4 e = down[i];
+                    a = make_float4(fmaf(gate, e.x, a.x), fmaf(gate, e.y, a.y),
+                        fmaf(gate, e.z, a.z), fmaf(gate, e.w, a.w));
+                }
                 v[k] = make_float4(v[k].x + a.x, v[k].y + a.y, v[k].z + a.z, v[k].w + a.w);
                 h[i] = v[k];
             }
@@ -159,22 +187,22 @@ __global__ void __launch_bounds__(kRowThreads)
 template <bool Quantize>
 cudaError_t launchAddRmsNormVector(std::int64_t perThread, std::int64_t rows, float* hidden,
     const float* delta, const float* w, std::int64_t n, float eps, float* normed, std::int8_t* q,
-    float4* s, cudaStream_t stream)
+    float4* s, GatedAddend addend, cudaStream_t stream)
 {
     const dim3 grid { unsigned(rows) }, block { unsigned(kRowThreads) };
     switch (perThread) {
     case 1:
         return launchChained(addRmsNormRowsVectorKernel<1, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s);
+            hidden, delta, w, n, eps, normed, q, s, addend);
     case 2:
         return launchChained(addRmsNormRowsVectorKernel<2, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s);
+            hidden, delta, w, n, eps, normed, q, s, addend);
     case 3:
         return launchChained(addRmsNormRowsVectorKernel<3, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s);
+            hidden, delta, w, n, eps, normed, q, s, addend);
     default:
         return launchChained(addRmsNormRowsVectorKernel<4, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s);
+            hidden, delta, w, n, eps, normed, q, s, addend);
     }
 }
 
@@ -322,17 +350,19 @@ cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, st
 }
 
 cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, std::int64_t rows,
-    std::int64_t n, float eps, float* normed, cudaStream_t stream)
+    std::int64_t n, float eps, float* normed, cudaStream_t stream, GatedAddend addend)
 {
     if (rows <= 0 || n <= 0)
         return cudaSuccess;
+    if (addend.x && (!delta || !addend.gateWeight || !addend.down))
+        return cudaErrorInvalidValue;
     const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
     if (n % 4 == 0 && perThread <= 4 && aligned16(hidden) && aligned16(delta) && aligned16(w)
-        && aligned16(normed))
+        && aligned16(normed) && aligned16(addend.down))
         return launchAddRmsNormVector<false>(
-            perThread, rows, hidden, delta, w, n, eps, normed, nullptr, nullptr, stream);
+            perThread, rows, hidden, delta, w, n, eps, normed, nullptr, nullptr, addend, stream);
     return launchChained(addRmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream,
-        hidden, delta, w, n, eps, normed);
+        hidden, delta, w, n, eps, normed, addend);
 }
 
 bool addRmsNormQuantizes(std::int64_t n)
@@ -343,17 +373,19 @@ bool addRmsNormQuantizes(std::int64_t n)
 
 cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
     std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
-    cudaStream_t stream)
+    cudaStream_t stream, GatedAddend addend)
 {
     if (rows <= 0)
         return cudaSuccess;
     if (!addRmsNormQuantizes(n) || !quantized.q || !quantized.s || !aligned16(hidden)
         || !aligned16(delta) || !aligned16(w) || !aligned16(normed) || !aligned16(quantized.q)
-        || !aligned16(quantized.s))
+        || !aligned16(quantized.s) || !aligned16(addend.down))
+        return cudaErrorInvalidValue;
+    if (addend.x && (!delta || !addend.gateWeight || !addend.down))
         return cudaErrorInvalidValue;
     const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
-    return launchAddRmsNormVector<true>(
-        perThread, rows, hidden, delta, w, n, eps, normed, quantized.q, quantized.s, stream);
+    return launchAddRmsNormVector<true>(perThread, rows, hidden, delta, w, n, eps, normed,
+        quantized.q, quantized.s, addend, stream);
 }
 
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,

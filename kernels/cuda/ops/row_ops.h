@@ -15,10 +15,20 @@ namespace cw::kernels::cuda {
 cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, std::int64_t rows,
     std::int64_t n, float eps, float* out, std::int64_t outStride, cudaStream_t stream);
 
+// The shared expert's output behind its scalar gate, added to a residual step's delta by the
+// norm that follows the MoE block: delta[r] + sigmoid(dot(gateWeight, x[r])) * down[r], the
+// sum addGatedSharedExpert (moe_experts.h) would have written first, in the same arithmetic.
+// x may be the norm's own output rows (each row's gate is read before its row is written).
+struct GatedAddend {
+    const float* x = nullptr; // null: no addend
+    const float* gateWeight = nullptr;
+    const float* down = nullptr;
+};
+
 // The residual step between blocks: hidden[r] += delta[r] (skipped when delta is null), then
 // normed[r] = rmsNorm(hidden[r]) * w. Rows of n values, contiguous.
 cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, std::int64_t rows,
-    std::int64_t n, float eps, float* normed, cudaStream_t stream);
+    std::int64_t n, float eps, float* normed, cudaStream_t stream, GatedAddend addend = {});
 
 // addRmsNormRows that also writes the normed rows as Int8Rows (cuda_step.h; 16-byte aligned
 // pointers; n a
@@ -27,7 +37,7 @@ cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, st
 bool addRmsNormQuantizes(std::int64_t n);
 cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
     std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
-    cudaStream_t stream);
+    cudaStream_t stream, GatedAddend addend = {});
 
 // Gathers rows: out[i] = x[rows[i]] (rows of n values, contiguous); `rows` on the device.
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,

@@ -191,12 +191,13 @@ __global__ void __launch_bounds__(kMvThreads)
 }
 
 // F32, F16, BF16: each thread reads 8 values (16 or 32 bytes) of each row per step.
+// One block's R rows of the product, kMvThreads threads (also the router's logits in
+// moe_router.cu, which must round as this kernel does).
 template <TensorType Type, int T, int R>
-__global__ void __launch_bounds__(kMvThreads) matVecFloatKernel(const std::uint8_t* __restrict__ w,
+__device__ __forceinline__ void matVecFloatBlock(const std::uint8_t* __restrict__ w,
     std::size_t rowStride, std::int64_t rows, std::int64_t cols, const float* __restrict__ x,
     std::int64_t xStride, float* __restrict__ y, std::int64_t yStride, bool xVector)
 {
-    chainedKernelEntry();
     const std::int64_t row0 = std::int64_t(blockIdx.x) * R;
     const std::uint8_t* rowPtr[R];
 #pragma unroll
@@ -243,6 +244,15 @@ __global__ void __launch_bounds__(kMvThreads) matVecFloatKernel(const std::uint8
         }
     }
     reduceAndStore<T, R>(acc, row0, rows, y, yStride);
+}
+
+template <TensorType Type, int T, int R>
+__global__ void __launch_bounds__(kMvThreads) matVecFloatKernel(const std::uint8_t* __restrict__ w,
+    std::size_t rowStride, std::int64_t rows, std::int64_t cols, const float* __restrict__ x,
+    std::int64_t xStride, float* __restrict__ y, std::int64_t yStride, bool xVector)
+{
+    chainedKernelEntry();
+    matVecFloatBlock<Type, T, R>(w, rowStride, rows, cols, x, xStride, y, yStride, xVector);
 }
 
 template <TensorType Type, int T, int R> cudaError_t launchMatVecTR(const MatVecArgs& a)

@@ -2,6 +2,7 @@
 // device against the CPU's ops.
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cuda/moe/moe_experts.h"
+#include "kernels/cuda/quant/quant_products.h"
 #include "tests/gpu/moe/moe_test_support.h"
 
 #include <cstdio>
@@ -65,6 +66,56 @@ TEST(MoeRouter, routerTopKTiesKeepTheLowerExpert)
 {
     checkRouter(40, 256, 8, true, true);
     checkRouter(40, 16, 8, false, true);
+}
+
+// The decode router in one launch: the same logits, ids and weights, bit for bit, as linear()
+// then routerTopK, for every decode size and both routers' expert counts, call after call on
+// one counter (each call leaves it zero for the next).
+TEST(MoeRouter, theFusedRouterEqualsTheProductThenTopK)
+{
+    for (const std::int64_t experts : { std::int64_t(256), std::int64_t(128) }) {
+        const std::int64_t hidden = 2048;
+        const int k = 8;
+        std::mt19937 rng(static_cast<unsigned>(experts));
+        const auto router = randomFloats(std::size_t(experts * hidden), rng, 0.05f);
+        auto dRouter = DeviceBuffer::of(router);
+        DeviceBuffer counter(sizeof(unsigned));
+        ASSERT_TRUE(dRouter.ok() && counter.ok());
+        CW_CUDA_OK(cudaMemset(counter.as<unsigned>(), 0, sizeof(unsigned)));
+        kernels::cuda::DeviceMatrix m;
+        m.type = TensorType::F32;
+        m.data = dRouter.as<float>();
+        m.rowStride = std::size_t(hidden) * sizeof(float);
+        m.rows = experts;
+        m.cols = hidden;
+        for (std::int64_t tokens = 1; tokens <= kernels::cuda::kMatVecMaxTokens; ++tokens) {
+            ASSERT_TRUE(kernels::cuda::routerFuses(m, tokens));
+            const auto x = randomFloats(std::size_t(tokens * hidden), rng, 1.0f);
+            auto dX = DeviceBuffer::of(x);
+            DeviceBuffer logits[2] = { DeviceBuffer(std::size_t(tokens * experts) * 4),
+                DeviceBuffer(std::size_t(tokens * experts) * 4) };
+            DeviceBuffer ids[2] = { DeviceBuffer(std::size_t(tokens * k) * 4),
+                DeviceBuffer(std::size_t(tokens * k) * 4) };
+            DeviceBuffer w[2] = { DeviceBuffer(std::size_t(tokens * k) * 4),
+                DeviceBuffer(std::size_t(tokens * k) * 4) };
+            CW_CUDA_OK(
+                kernels::cuda::linear(m, dX.as<float>(), hidden, tokens, logits[0].as<float>(),
+                    experts, kernels::cuda::GemmPrecision::BFloat16, {}, nullptr, nullptr));
+            CW_CUDA_OK(kernels::cuda::routerTopK(logits[0].as<float>(), tokens, experts, k, true,
+                ids[0].as<std::int32_t>(), w[0].as<float>(), nullptr));
+            CW_CUDA_OK(kernels::cuda::routerLogitsTopK(m, dX.as<float>(), hidden, tokens,
+                logits[1].as<float>(), k, true, ids[1].as<std::int32_t>(), w[1].as<float>(),
+                counter.as<unsigned>(), nullptr));
+            CW_CUDA_OK(cudaDeviceSynchronize());
+            EXPECT_EQ(logits[1].download<float>(), logits[0].download<float>()) << tokens;
+            EXPECT_EQ(ids[1].download<std::int32_t>(), ids[0].download<std::int32_t>()) << tokens;
+            EXPECT_EQ(w[1].download<float>(), w[0].download<float>()) << tokens;
+            std::vector<unsigned> left(1);
+            CW_CUDA_OK(cudaMemcpy(
+                left.data(), counter.as<unsigned>(), sizeof(unsigned), cudaMemcpyDeviceToHost));
+            EXPECT_EQ(left[0], 0u);
+        }
+    }
 }
 
 TEST(MoeRouter, siluMulMatchesCpu)

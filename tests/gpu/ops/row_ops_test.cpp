@@ -1,5 +1,6 @@
 // The row kernels on the device against the CPU's ops (rmsNorm) and plain host loops.
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/ops/row_ops.h"
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #define CW_CUDA_OK(expr)                                                                           \
@@ -215,6 +217,68 @@ TEST(RowOps, addRmsNormRowsQuantizedWritesTheNormedRowsAsInt8Blocks)
             }
         }
     }
+}
+
+// The shared expert's gated output folded into the next norm: the same hidden, normed and
+// int8 rows, bit for bit, as addGatedSharedExpert then the norm, also when the gate reads the
+// rows the norm overwrites (the backend passes the MoE's normed input, which it then replaces).
+TEST(RowOps, aGatedAddendInTheNormEqualsTheSharedExpertKernelThenTheNorm)
+{
+    std::mt19937 rng(31);
+    const std::int64_t rows = 5, n = 2048;
+    const float eps = 1e-6f;
+    const auto hidden = randomVector(std::size_t(rows * n), rng);
+    const auto delta = randomVector(std::size_t(rows * n), rng);
+    const auto x = randomVector(std::size_t(rows * n), rng);
+    const auto down = randomVector(std::size_t(rows * n), rng);
+    const auto gateWeight = randomVector(std::size_t(n), rng, -0.05f, 0.05f);
+    const auto w = randomVector(std::size_t(n), rng, 0.5f, 1.5f);
+    for (const bool quantized : { false, true })
+        for (const bool xIsNormed : { false, true }) {
+            SCOPED_TRACE(
+                std::string(quantized ? "quantized" : "f32") + (xIsNormed ? ", x aliased" : ""));
+            std::vector<float> out[2], hOut[2], sOut[2];
+            std::vector<std::int8_t> qOut[2];
+            for (int fused = 0; fused < 2; ++fused) {
+                DeviceArray<float> dHidden, dDelta, dX, dDown, dGate, dW, dNormed, dS;
+                DeviceArray<std::int8_t> dQ;
+                CW_CUDA_OK(dHidden.upload(hidden));
+                CW_CUDA_OK(dDelta.upload(delta));
+                CW_CUDA_OK(dX.upload(x));
+                CW_CUDA_OK(dDown.upload(down));
+                CW_CUDA_OK(dGate.upload(gateWeight));
+                CW_CUDA_OK(dW.upload(w));
+                CW_CUDA_OK(dNormed.upload(x)); // the aliased case reads x from here
+                CW_CUDA_OK(dQ.allocate(std::size_t(rows * n)));
+                CW_CUDA_OK(dS.allocate(std::size_t(rows * n / 32 * 4)));
+                const float* xRows = xIsNormed ? dNormed.get() : dX.get();
+                GatedAddend addend;
+                if (fused)
+                    addend = { xRows, dGate.get(), dDown.get() };
+                else
+                    CW_CUDA_OK(addGatedSharedExpert(
+                        xRows, dGate.get(), dDown.get(), rows, n, dDelta.get(), nullptr));
+                const Int8Rows q { dQ.get(), reinterpret_cast<float4*>(dS.get()) };
+                if (quantized)
+                    CW_CUDA_OK(addRmsNormRowsQuantized(dHidden.get(), dDelta.get(), dW.get(), rows,
+                        n, eps, dNormed.get(), q, nullptr, addend));
+                else
+                    CW_CUDA_OK(addRmsNormRows(dHidden.get(), dDelta.get(), dW.get(), rows, n, eps,
+                        dNormed.get(), nullptr, addend));
+                CW_CUDA_OK(cudaDeviceSynchronize());
+                CW_CUDA_OK(dNormed.download(out[fused]));
+                CW_CUDA_OK(dHidden.download(hOut[fused]));
+                if (quantized) {
+                    CW_CUDA_OK(dQ.download(qOut[fused]));
+                    CW_CUDA_OK(dS.download(sOut[fused]));
+                }
+            }
+            EXPECT_NE(hOut[1], hidden); // the addend and the delta went in
+            EXPECT_EQ(hOut[1], hOut[0]);
+            EXPECT_EQ(out[1], out[0]);
+            EXPECT_EQ(qOut[1], qOut[0]);
+            EXPECT_EQ(sOut[1], sOut[0]);
+        }
 }
 
 TEST(RowOps, gatherF32RowsCopiesTheChosenRows)
