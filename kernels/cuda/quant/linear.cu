@@ -160,7 +160,23 @@ MatVecKernel kernelFromEnvironment()
     return MatVecKernel::Auto;
 }
 MatVecKernel g_matVecKernel = kernelFromEnvironment();
+
+IntMatVecLayout layoutFromEnvironment()
+{
+    const char* v = std::getenv("CW_CUDA_INTMV");
+    if (v && std::strcmp(v, "block") == 0)
+        return IntMatVecLayout::BlockRow;
+    if (v && std::strcmp(v, "warp2") == 0)
+        return IntMatVecLayout::WarpTwoRows;
+    return IntMatVecLayout::WarpRow;
+}
+const IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
 } // namespace
+
+IntMatVecLayout intMatVecLayout()
+{
+    return g_intMatVecLayout;
+}
 
 void setMatVecKernel(MatVecKernel kernel)
 {

@@ -72,6 +72,12 @@ struct IntMatVecArgs {
     cudaStream_t stream = nullptr;
 };
 
+// How a one-token integer product lays out its rows: a block per row, or a warp per one or
+// two rows. CW_CUDA_INTMV=block|warp|warp2 pins it for the process (A/B runs of the
+// benchmark); unset: the measured default (kernels/cuda/PERFORMANCE.md).
+enum class IntMatVecLayout { BlockRow, WarpRow, WarpTwoRows };
+IntMatVecLayout intMatVecLayout();
+
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.
 template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);
 

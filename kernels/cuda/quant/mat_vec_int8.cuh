@@ -141,6 +141,67 @@ __global__ void __launch_bounds__(32 * kMaxWarps) intMatVecKernel(const IntMatVe
     }
 }
 
+// One token row, a warp per R consecutive weight rows (four warps a block): its lanes take the
+// row's units lane, lane + 32, ..., and meet in one warp sum. Against a block per row, a
+// quarter of the blocks (the whole grid of a 8192-row matrix is resident at once) and no
+// block-wide barrier; the sums round in another order (the units of a lane first).
+constexpr int kWarpRowWarps = 4;
+
+template <TensorType Type, int R>
+__global__ void __launch_bounds__(32 * kWarpRowWarps)
+    intMatVecWarpRowsKernel(const IntMatVecGrid grid, std::int64_t cols,
+        const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+{
+    chainedKernelEntry();
+    quant_detail::IntMatVecTarget m = grid.target[0];
+    std::int64_t first = 0;
+#pragma unroll
+    for (int j = 1; j < quant_detail::kMaxIntMatVecTargets; ++j)
+        if (j < grid.count && std::int64_t(blockIdx.x) >= grid.firstBlock[j]) {
+            m = grid.target[j];
+            first = grid.firstBlock[j];
+        }
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    const std::int64_t row0 = ((std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp) * R;
+    if (row0 >= m.rows)
+        return; // a whole warp: nothing below waits for the others
+    const std::uint8_t* rowPtr[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        rowPtr[r] = m.w + std::size_t(row0 + r < m.rows ? row0 + r : m.rows - 1) * m.rowStride;
+    float acc[R][1];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+        acc[r][0] = 0.0f;
+    accumulateUnits<Type, 1, R, 1>(rowPtr, cols / Unit<Type>::kValues, cols, xq, xs, acc, lane, 32);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+        float v = acc[r][0];
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+        if (lane == 0 && row0 + r < m.rows)
+            m.y[row0 + r] = v;
+    }
+}
+
+template <TensorType Type, int R>
+cudaError_t launchIntMatVecWarpRows(const quant_detail::IntMatVecArgs& a)
+{
+    IntMatVecGrid grid {};
+    std::int64_t blocks = 0;
+    constexpr std::int64_t kRowsPerBlock = std::int64_t(kWarpRowWarps) * R;
+    for (int j = 0; j < a.targetCount; ++j) {
+        grid.target[j] = a.targets[j];
+        grid.firstBlock[j] = blocks;
+        blocks += (a.targets[j].rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    }
+    grid.count = a.targetCount;
+    launchChained(intMatVecWarpRowsKernel<Type, R>, dim3(unsigned(blocks)),
+        dim3(32 * kWarpRowWarps), 0, a.stream, grid, a.cols, a.x.q, a.x.s);
+    return cudaGetLastError();
+}
+
 template <TensorType Type, int T, int R>
 cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
 {
@@ -162,9 +223,16 @@ cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
 // 4 from 4 rows on large matrices, where each activation load then serves four weight rows.
 template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detail::IntMatVecArgs& a)
 {
-    if constexpr (T == 1)
-        return launchIntMatVecTR<Type, 1, 1>(a);
-    else if constexpr (T <= 3)
+    if constexpr (T == 1) {
+        switch (quant_detail::intMatVecLayout()) {
+        case quant_detail::IntMatVecLayout::WarpRow:
+            return launchIntMatVecWarpRows<Type, 1>(a);
+        case quant_detail::IntMatVecLayout::WarpTwoRows:
+            return launchIntMatVecWarpRows<Type, 2>(a);
+        default:
+            return launchIntMatVecTR<Type, 1, 1>(a);
+        }
+    } else if constexpr (T <= 3)
         return launchIntMatVecTR<Type, T, 2>(a);
     else {
         std::int64_t rows = a.targets[0].rows; // the smallest matrix decides
