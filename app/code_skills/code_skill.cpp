@@ -1,6 +1,7 @@
 #include "app/code_skills/code_skill.h"
 
 #include "app/code_skills/skill_template.h"
+#include "app/plugins/plugin_folders.h"
 
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -15,7 +16,7 @@ namespace {
 
 const QStringList kLanguages = { "python", "cpp", "javascript", "typescript", "go", "text" };
 
-const QSet<QString> kFields = { "name", "title", "version", "languages", "description",
+const QSet<QString> kFields = { "format", "name", "title", "version", "languages", "description",
     "frameworks", "system", "user", "repair", "stop", "sampling", "output", "runnable_tests" };
 
 // A problem found while reading the file: the line it is on and what is wrong.
@@ -159,6 +160,14 @@ CodeSkill readSkill(const YAML::Node& root)
         const std::string key = kv.first.as<std::string>();
         if (!kFields.contains(QString::fromStdString(key)))
             fail(kv.first, "unknown field '" + key + "'");
+    }
+    if (root["format"]) {
+        const int format = int(number(root["format"], "format", 1, 1000000));
+        if (format != kCodeSkillFormat)
+            fail(root["format"],
+                versionMismatchMessage(QStringLiteral("code-skill format"), QString::number(format),
+                    QString::number(kCodeSkillFormat))
+                    .toStdString());
     }
     for (const char* required : { "name", "languages", "system", "user", "output" }) {
         if (!root[required])

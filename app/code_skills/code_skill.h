@@ -30,6 +30,10 @@ struct SkillSampling {
 // take placeholders in braces ({code}, {language}, {framework}, {file_name}, {module_name},
 // {existing_tests}, {errors}, {uncovered_lines}); "{{" and "}}" are literal braces, and a
 // section "{#name}...{/name}" is kept only when the placeholder `name` is not empty.
+// The skill-file format this version reads ("format" in a file; absent: 1). A file of another
+// format is refused with the same message the clause-head host gives a plugin of another ABI.
+inline constexpr int kCodeSkillFormat = 1;
+
 struct CodeSkill {
     QString name; // unique id, e.g. "python-pytest"
     QString title; // for the skill picker

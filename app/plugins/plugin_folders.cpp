@@ -59,12 +59,11 @@ QList<QFileInfo> pluginFiles(
     return files;
 }
 
-QString versionMismatchMessage(
-    const QString& file, const QString& what, const QString& found, const QString& expected)
+QString versionMismatchMessage(const QString& what, const QString& found, const QString& expected)
 {
-    return QStringLiteral("%1: built for %2 %3, but this Clausewright loads %2 %4; rebuild the "
-                          "plugin against this version's SDK")
-        .arg(file, what, found, expected);
+    return QStringLiteral("built for %1 %2, but this Clausewright loads %1 %3; update the plugin "
+                          "for this version")
+        .arg(what, found, expected);
 }
 
 } // namespace cw

@@ -38,8 +38,9 @@ QStringList pluginSearchFolders(const QStringList& extraFolders, const PluginFol
 QList<QFileInfo> pluginFiles(
     const QStringList& folders, const std::function<bool(const QFileInfo&)>& accept);
 
-// The message both hosts give for a plugin made for another version of its interface.
-QString versionMismatchMessage(
-    const QString& file, const QString& what, const QString& found, const QString& expected);
+// What both hosts say of a plugin made for another version of its interface ("built for head
+// plugin ABI 1, but this Clausewright loads head plugin ABI 2; ..."); the caller puts the file
+// (and line) in front.
+QString versionMismatchMessage(const QString& what, const QString& found, const QString& expected);
 
 } // namespace cw

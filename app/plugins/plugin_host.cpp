@@ -89,9 +89,11 @@ void PluginHost::loadFile(const QString& path)
     if (!iid.startsWith(QLatin1String(CW_HEAD_PLUGIN_IID_PREFIX)))
         return; // another kind of plugin: not ours to judge
     if (iid != QLatin1String(CW_CLAUSE_HEAD_FACTORY_IID)) {
-        m_errors.append(versionMismatchMessage(path, QStringLiteral("head plugin ABI"),
-            iid.mid(qsizetype(sizeof(CW_HEAD_PLUGIN_IID_PREFIX) - 1)),
-            QStringLiteral(CW_HEAD_STRINGIFY(CW_HEAD_PLUGIN_ABI_VERSION))));
+        m_errors.append(path + ": "
+            + versionMismatchMessage(QStringLiteral("head plugin ABI"),
+                iid.mid(qsizetype(sizeof(CW_HEAD_PLUGIN_IID_PREFIX) - 1)),
+                QStringLiteral(CW_HEAD_STRINGIFY(CW_HEAD_PLUGIN_ABI_VERSION)))
+            + QStringLiteral(" (rebuild it against this version's Head SDK)"));
         return;
     }
     auto metadata = headMetadataFromJson(meta.value("MetaData").toObject(), path);
@@ -123,8 +125,10 @@ void PluginHost::loadFile(const QString& path)
         return;
     }
     if (const int types = factory->typesVersion(); types != kHeadTypesVersion) {
-        m_errors.append(versionMismatchMessage(path, QStringLiteral("head SDK types version"),
-            QString::number(types), QString::number(kHeadTypesVersion)));
+        m_errors.append(path + ": "
+            + versionMismatchMessage(QStringLiteral("head SDK types version"),
+                QString::number(types), QString::number(kHeadTypesVersion))
+            + QStringLiteral(" (rebuild it against this version's Head SDK)"));
         return;
     }
     auto head = factory->createHead(setup);

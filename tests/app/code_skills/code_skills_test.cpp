@@ -192,12 +192,14 @@ private slots:
             "sampling: {temperature: 7}\n");
         writeFile(dir.filePath("i_json_no_schema.yaml"),
             "name: i\nlanguages: [go]\nsystem: s\nuser: u\noutput: {parser: json}\n");
+        writeFile(dir.filePath("j_format.yaml"),
+            "format: 2\nname: j\nlanguages: [go]\nsystem: s\nuser: u\noutput: {parser: text}\n");
         writeFile(dir.filePath("z_good.yaml"),
             "name: my-skill\nlanguages: [python]\nsystem: Be brief.\nuser: \"Explain {code}\"\n"
             "output: {parser: text}\n");
         CodeSkillHost host({ dir.path() });
         const QStringList errors = host.errors();
-        QCOMPARE(errors.size(), 9);
+        QCOMPARE(errors.size(), 10);
         const QStringList expected = { "a_bad_yaml.yaml: line 3: not valid YAML",
             "b_unknown_field.yaml: line 6: unknown field 'temprature'",
             "c_placeholder.yaml: line 4: field 'user': unknown placeholder '{cod}'",
@@ -206,7 +208,9 @@ private slots:
             "f_language.yaml: line 2: unknown language 'cobol'",
             "g_binary.yaml: a skill file must be text",
             "h_sampling.yaml: line 6: field 'sampling.temperature' must be between 0 and 2",
-            "i_json_no_schema.yaml: line 5: output.parser json needs 'output.schema'" };
+            "i_json_no_schema.yaml: line 5: output.parser json needs 'output.schema'",
+            "j_format.yaml: line 1: built for code-skill format 2, but this Clausewright loads "
+            "code-skill format 1" };
         for (int i = 0; i < expected.size(); ++i)
             QVERIFY2(errors[i].contains(expected[i]), qPrintable(errors[i] + " / " + expected[i]));
         QVERIFY(host.skill("my-skill"));
