@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 namespace cw::kernels {
 
@@ -13,8 +14,20 @@ constexpr std::uint64_t kIndexMask = (std::uint64_t(1) << 20) - 1;
 constexpr std::uint32_t kGenerationMask = (std::uint32_t(1) << kGenerationBits) - 1;
 constexpr std::int64_t kMaxChunks = std::int64_t(kIndexMask);
 // How long an idle worker spins before sleeping: longer than the gap between two kernels of
-// one forward step (norms, routing), much shorter than the gap between two user requests.
-constexpr auto kSpinTime = std::chrono::microseconds(20);
+// one forward step (norms, routing, the serial parts), much shorter than the gap between two
+// user requests. A sleeping worker costs a futex wake in every region, tens of microseconds in
+// a virtual machine, paid once per sleeper: on the 16-core Xeon (a VM) 1 ms of spinning
+// decoded 12.2-13.0 tokens/s against 10.8-11.6 with 20 us (tests/bench/decode/README.md). A
+// small pool keeps the short spin: there a worker that spins takes its core from the other
+// processes of a busy machine (the tests run side by side). CW_THREAD_SPIN_US overrides both.
+std::chrono::microseconds spinTimeFor(int threads)
+{
+    const char* v = std::getenv("CW_THREAD_SPIN_US");
+    const long us = v ? std::strtol(v, nullptr, 10) : 0;
+    if (us > 0)
+        return std::chrono::microseconds(us);
+    return std::chrono::microseconds(threads >= 8 ? 1000 : 20);
+}
 
 std::uint64_t regionWord(std::uint32_t generation, std::int64_t chunks, std::int64_t next)
 {
@@ -37,6 +50,7 @@ ThreadPool::ThreadPool(int threads)
 {
     if (threads <= 0)
         threads = int(std::max(1u, std::thread::hardware_concurrency()));
+    m_spinTime = spinTimeFor(threads);
     for (int i = 1; i < threads; ++i)
         m_workers.emplace_back([this] { workerLoop(); });
 }
@@ -79,7 +93,7 @@ void ThreadPool::parallelFor(std::int64_t n,
     for (int spin = 0; m_finished.load(std::memory_order_acquire) != chunks; ++spin) {
         if (spin < 2000)
             cpuRelax();
-        else if (std::chrono::steady_clock::now() - start > kSpinTime)
+        else if (std::chrono::steady_clock::now() - start > m_spinTime)
             std::this_thread::yield();
         else
             cpuRelax();
@@ -116,7 +130,7 @@ void ThreadPool::workerLoop()
         if (signal == seen) {
             const auto start = std::chrono::steady_clock::now();
             for (int spin = 0; signal == seen; ++spin) {
-                if ((spin & 255) == 255 && std::chrono::steady_clock::now() - start > kSpinTime) {
+                if ((spin & 255) == 255 && std::chrono::steady_clock::now() - start > m_spinTime) {
                     m_sleepers.fetch_add(1);
                     m_signal.wait(seen);
                     m_sleepers.fetch_sub(1);

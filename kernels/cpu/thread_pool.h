@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -34,6 +35,7 @@ private:
     void runChunks(std::uint32_t generation);
 
     std::vector<std::thread> m_workers;
+    std::chrono::microseconds m_spinTime { 20 }; // idle spin before sleeping (thread_pool.cpp)
     // Region word: generation (high 24 bits), chunk count (middle 20), next chunk (low 20).
     alignas(64) std::atomic<std::uint64_t> m_claim { 0 };
     alignas(64) std::atomic<std::int64_t> m_finished { 0 };

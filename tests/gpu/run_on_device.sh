@@ -8,6 +8,9 @@
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
+# "cpu" measures the CPU backend on this machine's cores beside llama.cpp's CPU build (made here,
+# native): tests/bench/decode's decode_bench, built on the developer's machine and carried in
+# .device-carry/cpu, against llama-bench at the same thread count, on the same file.
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
@@ -60,7 +63,17 @@ if has peer; then # built while ours is tested; its benchmark runs after ours, a
     echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$L/peer_build.log") &
   peer_pid=$!
 fi
-if has prebuilt && { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
+if has cpu; then # llama.cpp's CPU build, while the model file is written
+  (s=$(date +%s); mkdir -p /tmp/peer-cpu && tar xJf .device-carry/peer/llama.cpp-*.tar.xz -C /tmp/peer-cpu \
+    && C=$(ls -d /tmp/peer-cpu/llama.cpp-*) \
+    && cmake -S $C -B $C/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=OFF -DGGML_NATIVE=ON \
+      -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
+      -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF >"$L/cpu_peer_build.log" 2>&1 \
+    && ninja -C $C/build -j16 llama-bench >>"$L/cpu_peer_build.log" 2>&1; \
+    echo "llama.cpp CPU build exit $? in $(( $(date +%s) - s )) s" >>"$L/cpu_peer_build.log") &
+  cpu_peer_pid=$!
+fi
+if has prebuilt && { has bench || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
   synth
 fi
 if has build; then
@@ -132,6 +145,16 @@ if has peer; then
   grep -E "^\|" "$L/peer_batched.log" | tail -4
   # What the next call can carry instead of building again.
   xz -T8 -c $P/build/bin/llama-bench >"$OUT/llama-bench.xz" 2>/dev/null || true
+fi
+if has cpu; then
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  threads=$(nproc)
+  lscpu | grep -E "Model name|^CPU\(s\)|Flags" | cut -c1-200
+  timeout 240 .device-carry/cpu/decode_bench $M --prompt 512 --decode 16 --threads $threads 2>&1 \
+    | tee "$L/cpu_ours.log" | tail -12
+  wait $cpu_peer_pid; tail -1 "$L/cpu_peer_build.log"
+  timeout 240 /tmp/peer-cpu/llama.cpp-*/build/bin/llama-bench -m $M -t $threads -p 512 -n 16 -r 1 \
+    -o md 2>"$L/cpu_peer.err" | tee "$OUT/cpu_peer_bench.md"
 fi
 if has sanitize; then
   T=/tmp/models/tiny36.gguf
