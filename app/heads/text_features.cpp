@@ -67,6 +67,44 @@ void wordHashes(const QString& text, qsizetype start, qsizetype end, std::vector
     flush();
 }
 
+// Hashes of the character n-grams of each word of [start, end) (letters lower-cased, the word
+// marked at both ends as in "<term", "ted>"), so spellings a stem misses ("licence",
+// "license", "sub-license") and words run together by OCR still share features.
+constexpr int kCharGram = 4;
+
+void charGramHashes(const QString& text, qsizetype start, qsizetype end, std::vector<uint32_t>& out)
+{
+    char16_t word[64];
+    int length = 0;
+    auto flush = [&] {
+        if (length >= kCharGram - 1 && length + 2 <= int(std::size(word))) {
+            for (int i = length; i > 0; --i)
+                word[i] = word[i - 1];
+            word[0] = u'<';
+            word[length + 1] = u'>';
+            const int n = length + 2;
+            for (int i = 0; i + kCharGram <= n; ++i) {
+                uint32_t h = 2166136261u;
+                for (int j = 0; j < kCharGram; ++j)
+                    h = (h ^ word[i + j]) * 16777619u;
+                out.push_back(h);
+            }
+        }
+        length = 0;
+    };
+    for (qsizetype i = start; i < end; ++i) {
+        const QChar c = text.at(i);
+        if (c.isLetter()) {
+            if (length + 2 < int(std::size(word)))
+                word[length] = c.toLower().unicode();
+            ++length;
+        } else {
+            flush();
+        }
+    }
+    flush();
+}
+
 enum Prefix : uint32_t {
     kUni = 1,
     kBi = 2,
@@ -75,7 +113,8 @@ enum Prefix : uint32_t {
     kNext = 5,
     kMeta = 6,
     kHeadBi = 7,
-    kStem = 8
+    kStem = 8,
+    kChar = 9
 };
 
 uint32_t featureHash(uint32_t prefix, uint32_t a, uint32_t b = 0)
@@ -168,6 +207,10 @@ FeatureVector candidateFeatures(
     }
     for (uint32_t s : stems)
         out.push_back(featureHash(kStem, s) & mask);
+    std::vector<uint32_t> grams;
+    charGramHashes(text, c.start, c.end, grams);
+    for (uint32_t g : grams)
+        out.push_back(featureHash(kChar, g) & mask);
     std::vector<uint32_t> heading;
     wordHashes(c.heading, 0, c.heading.size(), heading);
     for (size_t i = 0; i < heading.size(); ++i) {
