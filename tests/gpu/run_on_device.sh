@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [peer] [bf16ref] [profile] [sanitize]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [peer] [cpu] [bf16ref] [profile] [sanitize]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
