@@ -117,12 +117,10 @@ std::optional<ReportFormat> ContractWorkflow::formatFor(const QString& path, con
         filter.section(QStringLiteral("*."), 1).section(QLatin1Char(')'), 0, 0));
 }
 
-QCoro::Task<Result<void>> ContractWorkflow::exportReport(
-    Review review, ReportFormat format, QString path)
+QFuture<Result<void>> ContractWorkflow::exportReport(
+    const Review& review, ReportFormat format, const QString& path)
 {
-    QFuture<Result<void>> exporting = QtConcurrent::run(
-        [review = std::move(review), format, path] { return exportReview(review, format, path); });
-    co_return co_await exporting;
+    return QtConcurrent::run([review, format, path] { return exportReview(review, format, path); });
 }
 
 } // namespace cw

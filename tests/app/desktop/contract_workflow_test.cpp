@@ -144,16 +144,18 @@ private slots:
         review.document.path = QStringLiteral("/contracts/supply.pdf");
         review.document.title = QStringLiteral("Supply Agreement");
         const QString out = dir.filePath(QStringLiteral("supply-review.json"));
-        const auto written = QCoro::waitFor(
-            cw::ContractWorkflow::exportReport(review, cw::ReportFormat::Json, out));
+        auto writing = cw::ContractWorkflow::exportReport(review, cw::ReportFormat::Json, out);
+        writing.waitForFinished();
+        const auto written = writing.result();
         QVERIFY2(written.ok(), written.ok() ? "" : written.error().message.c_str());
         QFile file(out);
         QVERIFY(file.open(QIODevice::ReadOnly));
         QVERIFY(file.readAll().contains("Supply Agreement"));
 
         const QString nowhere = dir.filePath(QStringLiteral("no/such/folder/review.json"));
-        const auto failed = QCoro::waitFor(
-            cw::ContractWorkflow::exportReport(review, cw::ReportFormat::Json, nowhere));
+        auto failing = cw::ContractWorkflow::exportReport(review, cw::ReportFormat::Json, nowhere);
+        failing.waitForFinished();
+        const auto failed = failing.result();
         QVERIFY(!failed.ok());
         QVERIFY(QString::fromStdString(failed.error().message)
                     .contains(QStringLiteral("no/such/folder")));
