@@ -219,6 +219,16 @@ private:
     // gate's dot product and the add ride in that norm's kernel instead of one of their own.
     int m_sharedAddendLayer = -1;
     cuda::GatedAddend sharedAddend(int layer) const;
+    // The MoE block's per-step temporaries, laid out in m_temp.
+    struct MoeTemporaries {
+        float* logits;
+        float* weights;
+        std::int32_t* ids;
+        float* sharedGate;
+        float* sharedUp;
+        float* sharedDown;
+    };
+    MoeTemporaries moeTemporaries() const;
     std::map<int, cudaGraphExec_t> m_graphs;
     std::set<int> m_warmed, m_noGraph;
 };
@@ -701,18 +711,25 @@ void CudaBackend::deltaNet(int layer)
     });
 }
 
-// Where moe() leaves the shared expert's output: in the per-layer temporaries after the
-// router's logits, weights and ids, which the next norm still finds there.
-cuda::GatedAddend CudaBackend::sharedAddend(int layer) const
+CudaBackend::MoeTemporaries CudaBackend::moeTemporaries() const
 {
     const auto& hp = m_description.hparams;
     const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
     const std::int64_t K = hp.numExpertsPerToken;
-    float* weights = m_temp + T * E;
-    auto* ids = reinterpret_cast<std::int32_t*>(weights + T * K);
-    float* sharedGate = reinterpret_cast<float*>(ids + T * K);
-    float* sharedDown = sharedGate + 2 * T * sh;
-    return { m_normedRows, m_w.layers[std::size_t(layer)].sharedGate, sharedDown };
+    MoeTemporaries t {};
+    t.logits = m_temp;
+    t.weights = t.logits + T * E;
+    t.ids = reinterpret_cast<std::int32_t*>(t.weights + T * K);
+    t.sharedGate = reinterpret_cast<float*>(t.ids + T * K);
+    t.sharedUp = t.sharedGate + T * sh;
+    t.sharedDown = t.sharedUp + T * sh;
+    return t;
+}
+
+// Where moe() leaves the shared expert's output, which the next norm still finds there.
+cuda::GatedAddend CudaBackend::sharedAddend(int layer) const
+{
+    return { m_normedRows, m_w.layers[std::size_t(layer)].sharedGate, moeTemporaries().sharedDown };
 }
 
 void CudaBackend::moe(int layer)
@@ -728,12 +745,7 @@ void CudaBackend::moe(int layer)
         const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
         const int K = int(hp.numExpertsPerToken);
         const bool renormalise = hp.architecture == Architecture::Qwen35Moe || hp.normTopkProb;
-        float* logits = m_temp;
-        float* weights = logits + T * E;
-        auto* ids = reinterpret_cast<std::int32_t*>(weights + T * K);
-        float* sharedGate = reinterpret_cast<float*>(ids + T * K);
-        float* sharedUp = sharedGate + T * sh;
-        float* sharedDown = sharedUp + T * sh;
+        const auto [logits, weights, ids, sharedGate, sharedUp, sharedDown] = moeTemporaries();
         // Small steps run the shared expert on a second stream beside the routed experts:
         // both are chains of small kernels, so overlapping them shortens the step.
         const bool beside = L.sharedGate && m_sideStream && T <= cuda::kMatVecMaxTokens;
