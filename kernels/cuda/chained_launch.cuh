@@ -7,8 +7,12 @@
 // launch latency between them (graph replays keep the chaining as programmatic edges).
 //
 // The contract: every kernel launched with launchChained calls chainedKernelEntry() before it
-// reads or writes device memory. Kernels launched plainly (cuBLAS, memsets) keep the stream's
-// full ordering, so mixing the two is safe. CW_CUDA_CHAINED=0 turns chaining off (A/B runs).
+// writes device memory, and before it reads anything a kernel of the same step may write.
+// Reads of what no kernel of the step writes (the weights, the step's row layout, copied in
+// plainly before the step, a DeltaNet state only the same kernel of an earlier step wrote) may
+// go out before it: they then overlap the kernel before. Kernels launched plainly (cuBLAS,
+// memsets) keep the stream's full ordering, so mixing the two is safe. CW_CUDA_CHAINED=0 turns
+// chaining off (A/B runs).
 
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +29,16 @@ __device__ __forceinline__ void chainedKernelEntry()
     // of this kernel's blocks have started by the time the next is let in).
     asm volatile("griddepcontrol.wait;" ::: "memory");
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Asks L2 for [p, p + bytes) and goes on without waiting (Hopper's bulk prefetch; nothing on
+// older GPUs). p 16-byte aligned, bytes a multiple of 16. A chained kernel calls it on its
+// weights before chainedKernelEntry(), so that they come from L2 once it may start.
+__device__ __forceinline__ void prefetchL2(const void* p, unsigned bytes)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 #endif
 }
 

@@ -4,13 +4,15 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [peer] [cpu] [bf16ref] [profile] [sanitize]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
 # "cpu" measures the CPU backend on this machine's cores beside llama.cpp's CPU build (made here,
 # native): tests/bench/decode's decode_bench, built on the developer's machine and carried in
 # .device-carry/cpu, against llama-bench at the same thread count, on the same file.
+# "ab" runs the batch-1 decode benchmark under each setting of $AB (e.g. AB="CW_CUDA_INTMV=warp
+# CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call.
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
@@ -73,7 +75,7 @@ if has cpu; then # llama.cpp's CPU build, while the model file is written
     echo "llama.cpp CPU build exit $? in $(( $(date +%s) - s )) s" >>"$L/cpu_peer_build.log") &
   cpu_peer_pid=$!
 fi
-if has prebuilt && { has bench || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
+if has prebuilt && { has bench || has ab || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
   synth
 fi
 if has build; then
@@ -126,6 +128,16 @@ if has bench; then
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$L/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$L/bench.err" | tail -5; grep -m1 "memory plan" "$L/bench.err"
+fi
+if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=value), twice each
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  for setting in ${AB:-CW_CUDA_INTMV=warp}; do
+    for run in 1 2; do
+      env "$setting" timeout 60 $B bench --model $M --device cuda:0 --prompt-tokens 512 \
+        --gen-tokens 64 --batch 1 --repeat 2 2>>"$L/ab.err" | tail -1 | sed "s/^/$setting /" \
+        | tee -a "$OUT/ab.jsonl"
+    done
+  done
 fi
 if has bf16ref; then
   timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \

@@ -8,7 +8,7 @@
 // butterfly (a lane ends with whole scores instead of every lane with every score), and the
 // probabilities go through a small per-warp shared table. f32 throughout: these results are
 // compared with the CPU at 1e-5.
-#include "kernels/cuda/attention/async_copy.cuh"
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 #include "kernels/cuda/chained_launch.cuh"

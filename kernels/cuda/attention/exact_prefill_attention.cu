@@ -13,7 +13,7 @@
 // memory, transposed, so that one 16-byte load gives a key's weights for the four rows.
 // Keys and values take turns in one buffer: head dim 256 then fits the 163 KB of sm_80 (not
 // the 99 KB of sm_86/89, where head dims above 128 fail to launch).
-#include "kernels/cuda/attention/async_copy.cuh"
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 #include "kernels/cuda/chained_launch.cuh"

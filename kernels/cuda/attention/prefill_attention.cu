@@ -4,7 +4,7 @@
 // with cp.async and ldmatrix like any bf16 attention: bf16 mma.sync m16n8k16, f32
 // accumulators and online softmax, one warp per 16 query rows, key tiles past a block's last
 // query position never visited and those past a warp's rows skipped.
-#include "kernels/cuda/attention/async_copy.cuh"
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/kv_rows.cuh"
 #include "kernels/cuda/chained_launch.cuh"

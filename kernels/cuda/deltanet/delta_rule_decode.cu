@@ -23,7 +23,6 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     const float* __restrict__ normWeight, Dims dims, Rows rows, float* __restrict__ recurrent,
     float* __restrict__ core, int* __restrict__ counters)
 {
-    chainedKernelEntry();
     constexpr int kLanesPerRow = kCols / 4; // one float4 of columns each
     constexpr int kRowsPerPass = kDecodeThreads / kLanesPerRow;
     constexpr int kPasses = (kDk > 0 ? kDk : kMaxHeadDim) / kRowsPerPass;
@@ -55,7 +54,10 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     const int rowInPass = tid / kLanesPerRow;
     float* head = recurrent + (std::size_t(slot) * dims.nV + j) * std::size_t(dk) * dv;
 
-    // The slice first: its loads are the long pole, so they go out before anything else.
+    // The slice first: its loads are the long pole, so they go out before anything else,
+    // even before the wait for the kernel before this one: the state was last written by this
+    // kernel in the previous step (or by plain memsets and copies, which order the stream),
+    // and the step's row layout by a plain copy before the step.
     float4 st[kPasses];
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
@@ -63,6 +65,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
         st[p] = d < dk ? *reinterpret_cast<const float4*>(head + std::size_t(d) * dv + c0 + cg * 4)
                        : make_float4(0.f, 0.f, 0.f, 0.f);
     }
+    chainedKernelEntry(); // q, k, v and the gates are the previous kernel's output
     const float* convRow = conv + std::size_t(row) * dims.convDim;
     float kq = 0.0f;
     for (int d = tid; d < dk; d += kDecodeThreads) {

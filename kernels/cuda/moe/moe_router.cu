@@ -108,6 +108,13 @@ __global__ void __launch_bounds__(quant_detail::kMvThreads) routerFusedKernel(
     const float* __restrict__ x, std::int64_t xStride, bool xVector, float* logits, int k,
     bool renormalise, std::int32_t* ids, float* weights, unsigned* blocksDone)
 {
+    // The block's weight rows into L2 while the kernel before still runs.
+    if (threadIdx.x < kRouterRowsPerBlock && rowStride % 16 == 0
+        && (reinterpret_cast<std::uintptr_t>(w) & 15) == 0) {
+        const std::int64_t row = std::int64_t(blockIdx.x) * kRouterRowsPerBlock + threadIdx.x;
+        if (row < experts)
+            prefetchL2(w + std::size_t(row) * rowStride, unsigned(rowStride));
+    }
     chainedKernelEntry();
     extern __shared__ float probabilities[];
     __shared__ bool last;

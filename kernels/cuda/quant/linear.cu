@@ -168,14 +168,39 @@ IntMatVecLayout layoutFromEnvironment()
         return IntMatVecLayout::BlockRow;
     if (v && std::strcmp(v, "warp2") == 0)
         return IntMatVecLayout::WarpTwoRows;
-    return IntMatVecLayout::WarpRow;
+    if (v && std::strcmp(v, "warp") == 0)
+        return IntMatVecLayout::WarpRow;
+    return IntMatVecLayout::StagedWarpRow;
 }
-const IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
+IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
 } // namespace
 
 IntMatVecLayout intMatVecLayout()
 {
     return g_intMatVecLayout;
+}
+
+void setIntMatVecLayout(IntMatVecLayout layout)
+{
+    g_intMatVecLayout = layout;
+}
+
+std::int64_t stagedRowBytes(
+    TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count)
+{
+    const auto traits = tensorTypeTraits(std::uint32_t(type));
+    if (!traits || traits->blockSize <= 1 || cols % traits->blockSize != 0)
+        return 0;
+    const std::int64_t bytes = cols / traits->blockSize * std::int64_t(traits->blockBytes);
+    if (bytes > kMaxStagedRowBytes)
+        return 0;
+    for (int j = 0; j < count; ++j) {
+        const IntMatVecTarget& t = targets[j];
+        if ((reinterpret_cast<std::uintptr_t>(t.w) & 15) != 0 || t.rowStride % 16 != 0
+            || std::int64_t(t.rowStride) < (bytes + 15) / 16 * 16)
+            return 0;
+    }
+    return bytes;
 }
 
 void setMatVecKernel(MatVecKernel kernel)

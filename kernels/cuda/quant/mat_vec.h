@@ -72,11 +72,24 @@ struct IntMatVecArgs {
     cudaStream_t stream = nullptr;
 };
 
-// How a one-token integer product lays out its rows: a block per row, or a warp per one or
-// two rows. CW_CUDA_INTMV=block|warp|warp2 pins it for the process (A/B runs of the
-// benchmark); unset: the measured default (kernels/cuda/PERFORMANCE.md).
-enum class IntMatVecLayout { BlockRow, WarpRow, WarpTwoRows };
+// How a one-token integer product lays out its rows: a block per row, a warp per one or two
+// rows, or a warp per row staged in shared memory before the kernel waits for its input
+// (rows that fit; the others take a warp per row). CW_CUDA_INTMV=block|warp|warp2|staged pins
+// it for the process (A/B runs of the benchmark); unset: the measured default
+// (kernels/cuda/PERFORMANCE.md).
+enum class IntMatVecLayout { BlockRow, WarpRow, WarpTwoRows, StagedWarpRow };
 IntMatVecLayout intMatVecLayout();
+void setIntMatVecLayout(IntMatVecLayout layout); // tests: both layouts in one process
+
+// Rows up to this many bytes are staged (four per block, within the 48 KB of shared memory a
+// launch gets without opting in).
+constexpr std::int64_t kMaxStagedRowBytes = 8192;
+
+// The bytes of one row that the staged layout copies, or 0 where it cannot: rows over
+// kMaxStagedRowBytes, or a target whose rows are not each 16-byte aligned (the copies are
+// whole 16-byte chunks; a row's last chunk may read into its stride's padding).
+std::int64_t stagedRowBytes(
+    TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count);
 
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.
 template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);

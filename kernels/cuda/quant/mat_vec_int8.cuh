@@ -12,6 +12,7 @@
 // meet in warp shuffles and a shared-memory sum over the warps, in a fixed order: the results
 // are deterministic.
 
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/quant/int_dot.cuh"
 #include "kernels/cuda/quant/mat_vec.h"
@@ -98,22 +99,50 @@ struct IntMatVecGrid {
     int count;
 };
 
-template <TensorType Type, int T, int R>
-__global__ void __launch_bounds__(32 * kMaxWarps) intMatVecKernel(const IntMatVecGrid grid,
-    std::int64_t cols, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+// The matrix this block works on, and that matrix's first block: unrolled selects, so the
+// parameter array is never indexed at run time.
+__device__ __forceinline__ quant_detail::IntMatVecTarget targetOfBlock(
+    const IntMatVecGrid& grid, std::int64_t& first)
 {
-    chainedKernelEntry();
-    // Which matrix: unrolled selects, so the parameter array is never indexed at run time.
     quant_detail::IntMatVecTarget m = grid.target[0];
-    std::int64_t first = 0;
+    first = 0;
 #pragma unroll
     for (int j = 1; j < quant_detail::kMaxIntMatVecTargets; ++j)
         if (j < grid.count && std::int64_t(blockIdx.x) >= grid.firstBlock[j]) {
             m = grid.target[j];
             first = grid.firstBlock[j];
         }
+    return m;
+}
+
+// Blocks of `rowsPerBlock` rows over every target, each target's blocks consecutive.
+inline std::int64_t layOutGrid(
+    const quant_detail::IntMatVecArgs& a, std::int64_t rowsPerBlock, IntMatVecGrid& grid)
+{
+    grid = {};
+    std::int64_t blocks = 0;
+    for (int j = 0; j < a.targetCount; ++j) {
+        grid.target[j] = a.targets[j];
+        grid.firstBlock[j] = blocks;
+        blocks += (a.targets[j].rows + rowsPerBlock - 1) / rowsPerBlock;
+    }
+    grid.count = a.targetCount;
+    return blocks;
+}
+
+template <TensorType Type, int T, int R>
+__global__ void __launch_bounds__(32 * kMaxWarps) intMatVecKernel(const IntMatVecGrid grid,
+    std::int64_t cols, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+{
+    std::int64_t first = 0;
+    const quant_detail::IntMatVecTarget m = targetOfBlock(grid, first);
     const std::int64_t rows = m.rows;
     const std::int64_t row0 = (std::int64_t(blockIdx.x) - first) * R;
+    // The block's weight rows into L2 while the kernel before still runs.
+    if (threadIdx.x < R && row0 + threadIdx.x < rows && m.rowStride % 16 == 0
+        && (reinterpret_cast<std::uintptr_t>(m.w) & 15) == 0)
+        prefetchL2(m.w + std::size_t(row0 + threadIdx.x) * m.rowStride, unsigned(m.rowStride));
+    chainedKernelEntry();
     const std::uint8_t* rowPtr[R];
 #pragma unroll
     for (int r = 0; r < R; ++r)
@@ -152,17 +181,15 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
     intMatVecWarpRowsKernel(const IntMatVecGrid grid, std::int64_t cols,
         const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
 {
-    chainedKernelEntry();
-    quant_detail::IntMatVecTarget m = grid.target[0];
     std::int64_t first = 0;
-#pragma unroll
-    for (int j = 1; j < quant_detail::kMaxIntMatVecTargets; ++j)
-        if (j < grid.count && std::int64_t(blockIdx.x) >= grid.firstBlock[j]) {
-            m = grid.target[j];
-            first = grid.firstBlock[j];
-        }
+    const quant_detail::IntMatVecTarget m = targetOfBlock(grid, first);
     const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
     const std::int64_t row0 = ((std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp) * R;
+    // The warp's weight rows into L2 while the kernel before still runs.
+    if (lane < R && row0 + lane < m.rows && m.rowStride % 16 == 0
+        && (reinterpret_cast<std::uintptr_t>(m.w) & 15) == 0)
+        prefetchL2(m.w + std::size_t(row0 + lane) * m.rowStride, unsigned(m.rowStride));
+    chainedKernelEntry();
     if (row0 >= m.rows)
         return; // a whole warp: nothing below waits for the others
     const std::uint8_t* rowPtr[R];
@@ -188,31 +215,71 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
 template <TensorType Type, int R>
 cudaError_t launchIntMatVecWarpRows(const quant_detail::IntMatVecArgs& a)
 {
-    IntMatVecGrid grid {};
-    std::int64_t blocks = 0;
-    constexpr std::int64_t kRowsPerBlock = std::int64_t(kWarpRowWarps) * R;
-    for (int j = 0; j < a.targetCount; ++j) {
-        grid.target[j] = a.targets[j];
-        grid.firstBlock[j] = blocks;
-        blocks += (a.targets[j].rows + kRowsPerBlock - 1) / kRowsPerBlock;
-    }
-    grid.count = a.targetCount;
+    IntMatVecGrid grid;
+    const std::int64_t blocks = layOutGrid(a, std::int64_t(kWarpRowWarps) * R, grid);
     launchChained(intMatVecWarpRowsKernel<Type, R>, dim3(unsigned(blocks)),
         dim3(32 * kWarpRowWarps), 0, a.stream, grid, a.cols, a.x.q, a.x.s);
+    return cudaGetLastError();
+}
+
+// One token row, a warp per weight row as above, the row first staged in shared memory by
+// cp.async issued before the kernel waits for the one before it. The weights never change
+// during a step, so their loads overlap that kernel's tail instead of starting after it (the
+// products are chains of small dependent kernels); and 16-byte copies replace the 2- and 4-byte
+// unit loads that blocks of 210 or 34 bytes (Q6_K, Q8_0) allow, whose scattered sectors held
+// the Q6_K LM head to ~1 TB/s in L1 wavefronts. The sums are the warp-row kernel's, in its
+// order: the results are the same bits.
+template <TensorType Type>
+__global__ void __launch_bounds__(32 * kWarpRowWarps)
+    intMatVecStagedRowsKernel(const IntMatVecGrid grid, std::int64_t cols, int rowChunks,
+        const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+{
+    extern __shared__ int4 stagedRows[];
+    std::int64_t first = 0;
+    const quant_detail::IntMatVecTarget m = targetOfBlock(grid, first);
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    const std::int64_t row = (std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp;
+    const bool active = row < m.rows;
+    int4* staged = stagedRows + warp * rowChunks;
+    if (active) {
+        const int4* src = reinterpret_cast<const int4*>(m.w + std::size_t(row) * m.rowStride);
+        for (int i = lane; i < rowChunks; i += 32)
+            copyAsync16(staged + i, src + i, true);
+    }
+    commitAsync();
+    chainedKernelEntry(); // the activations are the previous kernel's output
+    if (!active)
+        return; // a whole warp
+    waitAsync<0>();
+    __syncwarp();
+    const std::uint8_t* rowPtr[1] = { reinterpret_cast<const std::uint8_t*>(staged) };
+    float acc[1][1] = { { 0.0f } };
+    accumulateUnits<Type, 1, 1, 1>(rowPtr, cols / Unit<Type>::kValues, cols, xq, xs, acc, lane, 32);
+    float v = acc[0][0];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    if (lane == 0)
+        m.y[row] = v;
+}
+
+template <TensorType Type>
+cudaError_t launchIntMatVecStagedRows(const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
+{
+    IntMatVecGrid grid;
+    const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
+    const int rowChunks = int((rowBytes + 15) / 16);
+    launchChained(intMatVecStagedRowsKernel<Type>, dim3(unsigned(blocks)), dim3(32 * kWarpRowWarps),
+        std::size_t(kWarpRowWarps) * std::size_t(rowChunks) * 16, a.stream, grid, a.cols, rowChunks,
+        a.x.q, a.x.s);
     return cudaGetLastError();
 }
 
 template <TensorType Type, int T, int R>
 cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
 {
-    IntMatVecGrid grid {};
-    std::int64_t blocks = 0;
-    for (int j = 0; j < a.targetCount; ++j) {
-        grid.target[j] = a.targets[j];
-        grid.firstBlock[j] = blocks;
-        blocks += (a.targets[j].rows + R - 1) / R;
-    }
-    grid.count = a.targetCount;
+    IntMatVecGrid grid;
+    const std::int64_t blocks = layOutGrid(a, R, grid);
     const int threads = 32 * warpsForUnits(a.cols / Unit<Type>::kValues);
     launchChained(intMatVecKernel<Type, T, R>, dim3(unsigned(blocks)), dim3(threads), 0, a.stream,
         grid, a.cols, a.x.q, a.x.s);
@@ -225,6 +292,12 @@ template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detai
 {
     if constexpr (T == 1) {
         switch (quant_detail::intMatVecLayout()) {
+        case quant_detail::IntMatVecLayout::StagedWarpRow:
+            if (const std::int64_t bytes
+                = quant_detail::stagedRowBytes(Type, a.cols, a.targets, a.targetCount);
+                bytes > 0)
+                return launchIntMatVecStagedRows<Type>(a, bytes);
+            return launchIntMatVecWarpRows<Type, 1>(a);
         case quant_detail::IntMatVecLayout::WarpRow:
             return launchIntMatVecWarpRows<Type, 1>(a);
         case quant_detail::IntMatVecLayout::WarpTwoRows:

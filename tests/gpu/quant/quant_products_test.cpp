@@ -295,6 +295,72 @@ TEST_F(QuantProducts, intMatVecMatchesCpuWithinInt8RoundingForEveryBlockType)
     quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
 }
 
+// One token row under the staged layout (the row copied to shared memory before the kernel
+// waits) and under the plain warp rows: the same sums in the same order, so the same bits, for
+// every block type, on rows each 16-byte aligned (staged) and on rows that are not (the plain
+// warp rows take them).
+TEST_F(QuantProducts, stagedWarpRowsEqualTheWarpRowsBitForBit)
+{
+    struct Shape {
+        std::int64_t rows, cols;
+        std::size_t pad;
+    };
+    const quant_detail::IntMatVecLayout before = quant_detail::intMatVecLayout();
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Int8);
+    for (TensorType type : allMatrixTypes()) {
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1)
+            continue;
+        std::vector<Shape> shapes { { 1100, 2048, 0 }, { 67, 4608, 0 }, { 2050, 256, 0 },
+            { 37, 512, 16 } };
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize <= 32)
+            shapes.push_back({ 21, 96, 0 });
+        for (const Shape& s : shapes) {
+            const std::size_t bytes = bytesPerRow(type, s.cols);
+            for (const bool aligned : { true, false }) {
+                const std::size_t stride = aligned ? (bytes + 15) / 16 * 16 + s.pad : bytes + 2;
+                std::vector<std::uint8_t> host;
+                std::unique_ptr<DeviceBuffer> weights;
+                const DeviceMatrix w = upload(type, s.rows, s.cols, stride, host, weights);
+                const quant_detail::IntMatVecTarget target {
+                    static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, nullptr, 0
+                };
+                const bool staged = quant_detail::stagedRowBytes(type, s.cols, &target, 1) > 0;
+                EXPECT_EQ(stride % 16 == 0, staged)
+                    << typeName(type) << " cols " << s.cols << " stride " << stride;
+                const std::vector<float> x = randomFloats(std::size_t(s.cols), m_rng);
+                DeviceBuffer dx(x.size() * 4), dy(std::size_t(s.rows) * 4);
+                CW_CUDA_OK(cudaMemcpy(dx.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+                const std::size_t scratchBytes
+                    = linearScratchBytes(w, 1, GemmPrecision::BFloat16);
+                DeviceBuffer scratch(scratchBytes);
+                std::vector<float> out[2];
+                const quant_detail::IntMatVecLayout layouts[2]
+                    = { quant_detail::IntMatVecLayout::WarpRow,
+                          quant_detail::IntMatVecLayout::StagedWarpRow };
+                for (int l = 0; l < 2; ++l) {
+                    quant_detail::setIntMatVecLayout(layouts[l]);
+                    CW_CUDA_OK(cudaMemset(dy.get(), 0xFF, std::size_t(s.rows) * 4));
+                    CW_CUDA_OK(linear(w, dx.get<float>(), s.cols, 1, dy.get<float>(), s.rows,
+                        GemmPrecision::BFloat16,
+                        DeviceScratch { scratch.get<std::byte>(), scratchBytes }, m_cublas,
+                        m_stream));
+                    CW_CUDA_OK(cudaStreamSynchronize(m_stream));
+                    out[l].resize(std::size_t(s.rows));
+                    CW_CUDA_OK(cudaMemcpy(
+                        out[l].data(), dy.get(), out[l].size() * 4, cudaMemcpyDeviceToHost));
+                }
+                EXPECT_EQ(0u, countBitMismatches(out[0], out[1]))
+                    << typeName(type) << " rows " << s.rows << " cols " << s.cols << " stride "
+                    << stride;
+                for (float v : out[1])
+                    ASSERT_TRUE(std::isfinite(v)) << typeName(type) << " cols " << s.cols;
+            }
+        }
+    }
+    quant_detail::setIntMatVecLayout(before);
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+}
+
 // Float32 is the reference: whatever the switch says, it never quantizes its activations.
 TEST_F(QuantProducts, float32KeepsTheF32MatVecKernels)
 {

@@ -1,9 +1,10 @@
 #pragma once
 
-// cp.async between global and shared memory, as the attention kernels use it (each wrapper a
-// compiler barrier for memory, so ordinary shared-memory accesses never move across it).
+// cp.async between global and shared memory, as the attention kernels and the staged integer
+// mat-vec use it (each wrapper a compiler barrier for memory, so ordinary shared-memory
+// accesses never move across it).
 
-namespace cw::kernels::cuda::attention_detail {
+namespace cw::kernels::cuda {
 
 // 16 bytes global -> shared without going through registers; zero-filled when !valid.
 __device__ __forceinline__ void copyAsync16(void* shared, const void* global, bool valid)
@@ -25,4 +26,4 @@ template <int PENDING> __device__ __forceinline__ void waitAsync()
     asm volatile("cp.async.wait_group %0;\n" ::"n"(PENDING) : "memory");
 }
 
-} // namespace cw::kernels::cuda::attention_detail
+} // namespace cw::kernels::cuda
