@@ -64,6 +64,7 @@ SkippedOps skippedOps()
 }
 const SkippedOps g_skip = skippedOps();
 
+
 constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
 constexpr std::size_t kCublasWorkspace = 32u << 20;
 
@@ -204,6 +205,8 @@ private:
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
     unsigned* m_routerBlocksDone = nullptr; // routerLogitsTopK's counter, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
+    cuda::Int8Rows m_normedTwoPlanes; // the same rows in two planes, for the routed experts
+    int m_twoPlanesLayer = -1; // the MoE layer whose norm writes m_normedTwoPlanes (recording)
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
     float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
@@ -492,6 +495,14 @@ Result<void> CudaBackend::allocateBuffers()
             return q.error();
         m_normedQuant.q = static_cast<std::int8_t*>(*q);
         m_normedQuant.s = reinterpret_cast<float4*>(m_normedQuant.q + values);
+        if (hp.numExperts > 0) {
+            const std::size_t bytes = cuda::expertInputRowsBytes(cuda::kMatVecMaxTokens, m_hidden);
+            auto two = m_arena.allocate(bytes, "the experts' quantized rows");
+            if (!two)
+                return two.error();
+            m_normedTwoPlanes = cuda::expertInputRowsAt(
+                static_cast<std::byte*>(*two), cuda::kMatVecMaxTokens, m_hidden);
+        }
     }
     if (hp.sharedExpertFfnSize > 0) {
         // Scratch for the shared expert's quantized rows on the side stream (its only use).
@@ -652,14 +663,19 @@ void CudaBackend::norm(NormSite site, bool addResidual)
         w = m_w.layers[std::size_t(site.layer)].postAttentionNorm;
     // Only a norm that adds the residual may take the MoE's shared expert (moe() made sure).
     const int addendLayer = addResidual ? std::exchange(m_sharedAddendLayer, -1) : -1;
-    m_ops.push_back([this, w, addResidual, addendLayer] {
+    // The norm before an MoE block also writes its rows in the experts' two planes.
+    const bool twoPlanes = site.kind == NormSite::Kind::PostAttention && m_normedTwoPlanes.q
+        && m_w.layers[std::size_t(site.layer)].router.data;
+    m_twoPlanesLayer = twoPlanes ? site.layer : -1;
+    m_ops.push_back([this, w, addResidual, addendLayer, twoPlanes] {
         const float eps = float(m_description.hparams.rmsNormEps);
         float* delta = addResidual ? m_deltaRows : nullptr;
         const cuda::GatedAddend addend
             = addendLayer >= 0 ? sharedAddend(addendLayer) : cuda::GatedAddend {};
         if (normedRowsQuantized())
             check(cuda::addRmsNormRowsQuantized(m_hiddenRows, delta, w, m_layout.rows, m_hidden,
-                eps, m_normedRows, m_normedQuant, m_stream, addend));
+                eps, m_normedRows, m_normedQuant, m_stream, addend,
+                twoPlanes ? m_normedTwoPlanes : cuda::Int8Rows {}));
         else
             check(cuda::addRmsNormRows(m_hiddenRows, delta, w, m_layout.rows, m_hidden, eps,
                 m_normedRows, m_stream, addend));
@@ -739,7 +755,8 @@ void CudaBackend::moe(int layer)
     const bool sharedInNorm
         = m_w.layers[std::size_t(layer)].sharedGate && !g_skip.shared && !g_skip.norm;
     m_sharedAddendLayer = sharedInNorm ? layer : -1;
-    m_ops.push_back([this, layer, sharedInNorm] {
+    const bool twoPlanes = std::exchange(m_twoPlanesLayer, -1) == layer;
+    m_ops.push_back([this, layer, sharedInNorm, twoPlanes] {
         const auto& hp = m_description.hparams;
         const auto& L = m_w.layers[std::size_t(layer)];
         const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
@@ -773,8 +790,11 @@ void CudaBackend::moe(int layer)
                 linear(L.router, m_normedRows, m_hidden, T, logits, E);
                 check(cuda::routerTopK(logits, T, E, K, renormalise, ids, weights, m_stream));
             }
+            cuda::ExpertDecodeAids aids;
+            if (twoPlanes && normedRowsQuantized())
+                aids.x2 = m_normedTwoPlanes;
             check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
-                m_deltaRows, m_precision, m_scratch, m_cublas, m_stream));
+                m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
         }
         if (shared) {
             if (beside)

@@ -65,6 +65,8 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
         st[p] = d < dk ? *reinterpret_cast<const float4*>(head + std::size_t(d) * dv + c0 + cg * 4)
                        : make_float4(0.f, 0.f, 0.f, 0.f);
     }
+    if (tid == 0 && (reinterpret_cast<std::uintptr_t>(normWeight) & 15) == 0 && dv % 4 == 0)
+        prefetchL2(normWeight, unsigned(dv) * 4u);
     chainedKernelEntry(); // q, k, v and the gates are the previous kernel's output
     const float* convRow = conv + std::size_t(row) * dims.convDim;
     float kq = 0.0f;

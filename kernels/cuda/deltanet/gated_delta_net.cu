@@ -135,7 +135,6 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
     const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
     float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
 {
-    chainedKernelEntry();
     __shared__ int rowPos[kFastRows], rowSlot[kFastRows];
     __shared__ float partial[kFastRows][kConvThreads / 32];
     const int tid = threadIdx.x;
@@ -145,6 +144,10 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
     const int base
         = normalise ? unit * dims.dk : 2 * dims.nK * dims.dk + (unit - 2 * dims.nK) * dims.dv;
     const int width = normalise ? dims.dk : dims.dv;
+    // The unit's conv weights into L2 before the wait for the kernel before (weights).
+    if (tid == 0 && (reinterpret_cast<std::uintptr_t>(convWeight) & 15) == 0)
+        prefetchL2(convWeight + std::size_t(base) * 4, unsigned(width) * 16u);
+    chainedKernelEntry();
     if (tid < kFastRows) {
         const int r = row0 + tid;
         int pos = -1, slot = 0;

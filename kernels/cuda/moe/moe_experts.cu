@@ -1,6 +1,7 @@
 // routedExperts: picks its path from the token count (a host capacity, so a captured graph
 // always replays the same path) and lays out the scratch of the grouped paths.
 #include "kernels/cuda/moe/moe_paths.h"
+#include "kernels/cuda/quant/mat_vec.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -101,7 +102,7 @@ cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const
 cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
-    cublasHandle_t, cudaStream_t stream)
+    cublasHandle_t, cudaStream_t stream, const ExpertDecodeAids& aids)
 {
     if (tokens <= 0)
         return cudaSuccess;
@@ -113,7 +114,7 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
     if (moe::usesIntDecode(tokens, k, gate, up, down, precision)
         && scratch.bytes >= moe::intDecodeScratchBytes(tokens, k, gate.rows, gate.cols))
         return moe::routedExpertsDecodeInt8(
-            x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
+            x, tokens, ids, weights, k, gate, up, down, out, scratch, stream, aids);
     if (tokens <= moe::kDecodeMaxTokens || !moe::groupable(gate, up, down))
         return moe::routedExpertsDecodeDirect(
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
@@ -125,6 +126,17 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
     return moe::routedExpertsGroupedTiles(
         x, tokens, ids, weights, k, gate, up, down, out, precision, scratch, stream);
+}
+
+std::size_t expertInputRowsBytes(std::int64_t rows, std::int64_t hidden)
+{
+    return quant_detail::quantizedRowsBytes(rows, hidden, 2);
+}
+
+Int8Rows expertInputRowsAt(std::byte* at, std::int64_t rows, std::int64_t hidden)
+{
+    const quant_detail::QuantizedRows r = quant_detail::quantizedRowsAt(at, rows, hidden, 2);
+    return { const_cast<std::int8_t*>(r.q), const_cast<float4*>(r.s) };
 }
 
 std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,

@@ -52,10 +52,21 @@ cudaError_t routerLogitsTopK(const DeviceMatrix& router, const float* x, std::in
 // for t < tokens (x and out: [tokens][hidden], hidden = gate.cols = down.rows). out is
 // overwritten. Decode-sized batches read only the chosen experts' rows; larger batches group
 // the token rows per expert and run each expert's products on the tensor cores.
+// What a decode step may hand the integer expert path to save it a launch: x already in two
+// int8 planes, laid out as quantizeRows(planes 2) lays them out (the norm before the MoE block
+// writes them). The results are the same bits as the path's own quantization of the same rows.
+struct ExpertDecodeAids {
+    Int8Rows x2; // q null: none
+};
+// The bytes of ExpertDecodeAids::x2 for `rows` token rows of `hidden` values, and its layout
+// at `at` (256-byte aligned).
+std::size_t expertInputRowsBytes(std::int64_t rows, std::int64_t hidden);
+Int8Rows expertInputRowsAt(std::byte* at, std::int64_t rows, std::int64_t hidden);
+
 cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
-    cublasHandle_t cublas, cudaStream_t stream);
+    cublasHandle_t cublas, cudaStream_t stream, const ExpertDecodeAids& aids = {});
 std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,
     const DeviceExpertStack& down, GemmPrecision precision);
 

@@ -79,7 +79,8 @@ cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const
 // DecodeInt8 (moe_decode.cu): integer products (kernels/cuda/quant/int_dot.cuh) on x
 // quantized once per token row and h once per pair, for GemmPrecision other than Float32:
 // quantize x, one launch for gate + up + silu of every (token, choice) pair, quantize h, one
-// launch for down with the weighted sum over each token's choices in ascending expert order.
+// launch for down with the weighted sum over each token's choices in ascending expert order
+// (`aids`, moe_experts.h, take the first quantize launch off).
 // cudaErrorNotSupported where intDecodeSupports is false (F32/F16/BF16, gate and up of
 // different types, misaligned stacks, down rows of a unit count that does not divide a warp).
 bool intDecodeSupports(std::int64_t tokens, int k, const DeviceExpertStack& gate,
@@ -88,7 +89,8 @@ std::size_t intDecodeScratchBytes(
     std::int64_t tokens, int k, std::int64_t ffn, std::int64_t hidden);
 cudaError_t routedExpertsDecodeInt8(const float* x, std::int64_t tokens, const std::int32_t* ids,
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
-    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream);
+    const DeviceExpertStack& down, float* out, DeviceScratch scratch, cudaStream_t stream,
+    const ExpertDecodeAids& aids = {});
 
 // Grouping (moe_grouping.cu): counts, offsets, tiles, active experts and the sorted pair order.
 cudaError_t groupPairsByExpert(const std::int32_t* ids, std::int64_t pairs, std::int64_t experts,

@@ -117,11 +117,22 @@ __global__ void addRmsNormRowsKernel(float* hidden, const float* delta, const fl
 template <int V, bool Quantize>
 __global__ void __launch_bounds__(kRowThreads)
     addRmsNormRowsVectorKernel(float* hidden, const float* delta, const float* w, std::int64_t n,
-        float eps, float* normed, std::int8_t* quantized, float4* scales, GatedAddend addend)
+        float eps, float* normed, std::int8_t* quantized, float4* scales, GatedAddend addend,
+        Int8Rows twoPlanes)
 {
-    chainedKernelEntry();
     const std::int64_t row = blockIdx.x;
     const int n4 = int(n / 4);
+    // The weights before the wait for the kernel before: they are no kernel's output.
+    const auto* w4 = reinterpret_cast<const float4*>(w);
+    float4 wv[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const int i = int(threadIdx.x) + k * kRowThreads;
+        wv[k] = w4 && i < n4 ? w4[i] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
+    }
+    if (addend.x && threadIdx.x == 0 && (reinterpret_cast<std::uintptr_t>(addend.gateWeight) & 15) == 0)
+        prefetchL2(addend.gateWeight, unsigned(n) * 4u);
+    chainedKernelEntry();
     auto* h = reinterpret_cast<float4*>(hidden + row * n);
     const auto* d = delta ? reinterpret_cast<const float4*>(delta + row * n) : nullptr;
     // The gate reads x before any of the row is written: x may be the normed output.
@@ -151,7 +162,6 @@ __global__ void __launch_bounds__(kRowThreads)
     __shared__ float shared[32];
     const float scale = rmsScale(blockSum(sum, shared), n, eps);
     auto* o = reinterpret_cast<float4*>(normed + row * n);
-    const auto* w4 = reinterpret_cast<const float4*>(w);
 #pragma unroll
     for (int k = 0; k < V; ++k) {
         const int i = int(threadIdx.x) + k * kRowThreads;
@@ -160,7 +170,7 @@ __global__ void __launch_bounds__(kRowThreads)
             continue;
         float4 r = make_float4(v[k].x * scale, v[k].y * scale, v[k].z * scale, v[k].w * scale);
         if (w4) {
-            const float4 g = w4[i];
+            const float4 g = wv[k];
             r = make_float4(r.x * g.x, r.y * g.y, r.z * g.z, r.w * g.w);
         }
         o[i] = r;
@@ -180,6 +190,27 @@ __global__ void __launch_bounds__(kRowThreads)
             if ((i & 7) == 0)
                 scales[row * (n / 32) + i / 8]
                     = make_float4(amax / 127.0f, 0.0f, blockSumValue, 0.0f);
+            if (twoPlanes.q) { // the same rows in two planes, as quantizeRows(planes 2) would
+                const float d0 = amax / 127.0f;
+                const float4 rest = make_float4(planeRest(r.x, d0, packed.x),
+                    planeRest(r.y, d0, packed.y), planeRest(r.z, d0, packed.z),
+                    planeRest(r.w, d0, packed.w));
+                float amax1 = fmaxf(fmaxf(fabsf(rest.x), fabsf(rest.y)),
+                    fmaxf(fabsf(rest.z), fabsf(rest.w)));
+                for (int m = 1; m < 8; m <<= 1)
+                    amax1 = fmaxf(amax1, __shfl_xor_sync(0xffffffffu, amax1, m));
+                char4 second;
+                second.x = std::int8_t(quantizeToInt8(rest.x, amax1));
+                second.y = std::int8_t(quantizeToInt8(rest.y, amax1));
+                second.z = std::int8_t(quantizeToInt8(rest.z, amax1));
+                second.w = std::int8_t(quantizeToInt8(rest.w, amax1));
+                std::int8_t* planes = twoPlanes.q + row * 2 * n;
+                reinterpret_cast<char4*>(planes)[i] = packed;
+                reinterpret_cast<char4*>(planes + n)[i] = second;
+                if ((i & 7) == 0)
+                    twoPlanes.s[row * (n / 32) + i / 8]
+                        = make_float4(d0, amax1 / 127.0f, blockSumValue, 0.0f);
+            }
         }
     }
 }
@@ -187,22 +218,22 @@ __global__ void __launch_bounds__(kRowThreads)
 template <bool Quantize>
 cudaError_t launchAddRmsNormVector(std::int64_t perThread, std::int64_t rows, float* hidden,
     const float* delta, const float* w, std::int64_t n, float eps, float* normed, std::int8_t* q,
-    float4* s, GatedAddend addend, cudaStream_t stream)
+    float4* s, GatedAddend addend, Int8Rows twoPlanes, cudaStream_t stream)
 {
     const dim3 grid { unsigned(rows) }, block { unsigned(kRowThreads) };
     switch (perThread) {
     case 1:
         return launchChained(addRmsNormRowsVectorKernel<1, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s, addend);
+            hidden, delta, w, n, eps, normed, q, s, addend, twoPlanes);
     case 2:
         return launchChained(addRmsNormRowsVectorKernel<2, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s, addend);
+            hidden, delta, w, n, eps, normed, q, s, addend, twoPlanes);
     case 3:
         return launchChained(addRmsNormRowsVectorKernel<3, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s, addend);
+            hidden, delta, w, n, eps, normed, q, s, addend, twoPlanes);
     default:
         return launchChained(addRmsNormRowsVectorKernel<4, Quantize>, grid, block, 0, stream,
-            hidden, delta, w, n, eps, normed, q, s, addend);
+            hidden, delta, w, n, eps, normed, q, s, addend, twoPlanes);
     }
 }
 
@@ -359,8 +390,8 @@ cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, st
     const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
     if (n % 4 == 0 && perThread <= 4 && aligned16(hidden) && aligned16(delta) && aligned16(w)
         && aligned16(normed) && aligned16(addend.down))
-        return launchAddRmsNormVector<false>(
-            perThread, rows, hidden, delta, w, n, eps, normed, nullptr, nullptr, addend, stream);
+        return launchAddRmsNormVector<false>(perThread, rows, hidden, delta, w, n, eps, normed,
+            nullptr, nullptr, addend, Int8Rows {}, stream);
     return launchChained(addRmsNormRowsKernel, dim3(unsigned(rows)), dim3(kRowThreads), 0, stream,
         hidden, delta, w, n, eps, normed, addend);
 }
@@ -373,19 +404,20 @@ bool addRmsNormQuantizes(std::int64_t n)
 
 cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
     std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
-    cudaStream_t stream, GatedAddend addend)
+    cudaStream_t stream, GatedAddend addend, Int8Rows twoPlanes)
 {
     if (rows <= 0)
         return cudaSuccess;
     if (!addRmsNormQuantizes(n) || !quantized.q || !quantized.s || !aligned16(hidden)
         || !aligned16(delta) || !aligned16(w) || !aligned16(normed) || !aligned16(quantized.q)
-        || !aligned16(quantized.s) || !aligned16(addend.down))
+        || !aligned16(quantized.s) || !aligned16(addend.down) || !aligned16(twoPlanes.q)
+        || !aligned16(twoPlanes.s) || (twoPlanes.q != nullptr) != (twoPlanes.s != nullptr))
         return cudaErrorInvalidValue;
     if (addend.x && (!delta || !addend.gateWeight || !addend.down))
         return cudaErrorInvalidValue;
     const std::int64_t perThread = (n / 4 + kRowThreads - 1) / kRowThreads;
     return launchAddRmsNormVector<true>(perThread, rows, hidden, delta, w, n, eps, normed,
-        quantized.q, quantized.s, addend, stream);
+        quantized.q, quantized.s, addend, twoPlanes, stream);
 }
 
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,

@@ -35,9 +35,11 @@ cudaError_t addRmsNormRows(float* hidden, const float* delta, const float* w, st
 // multiple of 128 and at most 4096: addRmsNormQuantizes(n)), so the products that read them
 // need no quantization of their own.
 bool addRmsNormQuantizes(std::int64_t n);
+// twoPlanes (optional): the normed rows also in two int8 planes, laid out as quantizeRows
+// (planes 2) lays them out, for the routed experts' integer products (ExpertDecodeAids).
 cudaError_t addRmsNormRowsQuantized(float* hidden, const float* delta, const float* w,
     std::int64_t rows, std::int64_t n, float eps, float* normed, Int8Rows quantized,
-    cudaStream_t stream, GatedAddend addend = {});
+    cudaStream_t stream, GatedAddend addend = {}, Int8Rows twoPlanes = {});
 
 // Gathers rows: out[i] = x[rows[i]] (rows of n values, contiguous); `rows` on the device.
 cudaError_t gatherF32Rows(const float* x, const std::int32_t* rows, std::int64_t count,

@@ -19,22 +19,6 @@ std::size_t alignUp(std::size_t n)
     return (n + 255) / 256 * 256;
 }
 
-__device__ __forceinline__ float warpMax(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(0xFFFFFFFFu, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float warpSumF(float v)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-    return v;
-}
-
 // blockIdx.y: token row; warp: 32-value block.
 template <int Planes>
 __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const float* __restrict__ x,
@@ -47,23 +31,8 @@ __global__ void __launch_bounds__(32 * kQuantWarps) quantizeRowsKernel(const flo
     const int lane = int(threadIdx.x) & 31;
     if (b >= blocks)
         return; // a whole warp
-    const float v = x[t * xStride + 32 * b + lane];
-    const float amax0 = warpMax(fabsf(v));
-    const int q0 = quantizeToInt8(v, amax0);
-    const float d0 = amax0 / 127.0f;
-    std::int8_t* row = q + t * Planes * cols;
-    row[32 * b + lane] = std::int8_t(q0);
-    float d1 = 0.0f;
-    if constexpr (Planes > 1) {
-        // What plane 0 left, at most half a step: plane 1 brings the error to ~1/127 of that.
-        const float rest = v - d0 * float(q0);
-        const float amax1 = warpMax(fabsf(rest));
-        row[cols + 32 * b + lane] = std::int8_t(quantizeToInt8(rest, amax1));
-        d1 = amax1 / 127.0f;
-    }
-    const float sum = warpSumF(v);
-    if (lane == 0)
-        s[t * blocks + b] = make_float4(d0, d1, sum, 0.0f);
+    quantizeBlockPlanes<Planes>(
+        x[t * xStride + 32 * b + lane], q + t * Planes * cols, cols, b, s + t * blocks + b);
 }
 
 } // namespace
@@ -74,15 +43,23 @@ std::size_t quantizedRowsBytes(std::int64_t rows, std::int64_t cols, int planes)
         + alignUp(std::size_t(rows) * std::size_t(cols / 32) * sizeof(float4));
 }
 
+QuantizedRows quantizedRowsAt(std::byte* at, std::int64_t rows, std::int64_t cols, int planes)
+{
+    return { reinterpret_cast<const std::int8_t*>(at),
+        reinterpret_cast<const float4*>(
+            at + alignUp(std::size_t(rows) * std::size_t(planes) * std::size_t(cols))),
+        planes };
+}
+
 cudaError_t quantizeRows(const float* x, std::int64_t xStride, std::int64_t rows, std::int64_t cols,
     int planes, std::byte* at, QuantizedRows& out, cudaStream_t stream)
 {
     if (cols % 32 != 0 || rows < 1 || (planes != 1 && planes != 2) || !at
         || (reinterpret_cast<std::uintptr_t>(at) & 255) != 0)
         return cudaErrorInvalidValue;
-    auto* q = reinterpret_cast<std::int8_t*>(at);
-    auto* s = reinterpret_cast<float4*>(
-        at + alignUp(std::size_t(rows) * std::size_t(planes) * std::size_t(cols)));
+    out = quantizedRowsAt(at, rows, cols, planes);
+    auto* q = const_cast<std::int8_t*>(out.q);
+    auto* s = const_cast<float4*>(out.s);
     const dim3 grid(unsigned((cols / 32 + kQuantWarps - 1) / kQuantWarps), unsigned(rows));
     if (planes == 1)
         launchChained(quantizeRowsKernel<1>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x,
@@ -90,7 +67,6 @@ cudaError_t quantizeRows(const float* x, std::int64_t xStride, std::int64_t rows
     else
         launchChained(quantizeRowsKernel<2>, dim3(grid), dim3(32 * kQuantWarps), 0, stream, x,
             xStride, cols, q, s);
-    out = QuantizedRows { q, s, planes };
     return cudaGetLastError();
 }
 

@@ -96,6 +96,8 @@ template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);
 
 // Bytes of QuantizedRows for rows x cols (q, then s at a 256-byte boundary).
 std::size_t quantizedRowsBytes(std::int64_t rows, std::int64_t cols, int planes);
+// Where quantizeRows lays such rows out at `at`, for a kernel that writes them itself.
+QuantizedRows quantizedRowsAt(std::byte* at, std::int64_t rows, std::int64_t cols, int planes);
 
 // Quantizes rows of x (xStride floats apart; cols a multiple of 32) into `at`
 // (quantizedRowsBytes bytes, 256-byte aligned) and describes them in `out`.

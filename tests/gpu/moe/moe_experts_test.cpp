@@ -5,6 +5,7 @@
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/moe/moe_paths.h"
+#include "kernels/cuda/quant/mat_vec.h"
 #include "tests/gpu/moe/moe_test_support.h"
 
 #include <algorithm>
@@ -394,6 +395,50 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
         cudaGraphExecDestroy(exec);
         cudaGraphDestroy(graph);
         cudaStreamDestroy(stream);
+    }
+}
+
+// The integer decode path handed x already in two planes gives the bits it gives quantizing x
+// itself.
+TEST_F(RoutedExpertsTest, xInTwoPlanesFromTheCallerGivesTheSameBits)
+{
+    namespace cuda = kernels::cuda;
+    const HostStack& g = stack(TensorType::Q4_K, kFfn, kHidden, 0);
+    const HostStack& d = stack(TensorType::Q6_K, kHidden, kFfn, 2);
+    auto dGate = DeviceBuffer::of(g.bytes);
+    auto dDown = DeviceBuffer::of(d.bytes);
+    const auto gate = deviceStack(g, dGate, 0, kFfn);
+    const auto down = deviceStack(d, dDown, 0, kHidden);
+    for (const std::int64_t tokens : { 1, 3, 8 }) {
+        std::mt19937 rng { unsigned(100 + tokens) };
+        const auto x = randomFloats(std::size_t(tokens * kHidden), rng);
+        std::vector<std::int32_t> ids;
+        std::vector<float> w;
+        randomChoices(tokens, rng, ids, w);
+        const auto plain = runDevice(x, tokens, ids, w, gate, gate, down, Path::DecodeInt8);
+        ASSERT_FALSE(plain.empty());
+
+        auto dx = DeviceBuffer::of(x);
+        auto dIds = DeviceBuffer::of(ids);
+        auto dW = DeviceBuffer::of(w);
+        DeviceBuffer out(plain.size() * sizeof(float));
+        DeviceBuffer scratch(scratchForEveryPath(tokens, gate, down));
+        DeviceBuffer x2(cuda::expertInputRowsBytes(tokens, kHidden));
+        cuda::quant_detail::QuantizedRows q;
+        CW_CUDA_OK(cuda::quant_detail::quantizeRows(
+            dx.as<float>(), kHidden, tokens, kHidden, 2, x2.as<std::byte>(), q, nullptr));
+        cuda::ExpertDecodeAids aids;
+        aids.x2 = cuda::expertInputRowsAt(x2.as<std::byte>(), tokens, kHidden);
+        ASSERT_EQ(static_cast<const void*>(q.q), static_cast<const void*>(aids.x2.q));
+        ASSERT_EQ(static_cast<const void*>(q.s), static_cast<const void*>(aids.x2.s));
+        CW_CUDA_OK(cudaMemset(out.as<float>(), 0xFF, plain.size() * sizeof(float)));
+        CW_CUDA_OK(cuda::moe::routedExpertsDecodeInt8(dx.as<float>(), tokens,
+            dIds.as<std::int32_t>(), dW.as<float>(), kK, gate, gate, down, out.as<float>(),
+            DeviceScratch { scratch.as<std::byte>(), scratch.bytes() }, nullptr, aids));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        const auto aided = out.download<float>();
+        EXPECT_EQ(0, std::memcmp(plain.data(), aided.data(), plain.size() * sizeof(float)))
+            << "tokens " << tokens;
     }
 }
 

@@ -2,11 +2,13 @@
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/ops/row_ops.h"
+#include "kernels/cuda/quant/mat_vec.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <limits>
@@ -215,6 +217,57 @@ TEST(RowOps, addRmsNormRowsQuantizedWritesTheNormedRowsAsInt8Blocks)
                 ASSERT_EQ(int(q[std::size_t(b * 32 + i)]), std::clamp(expected, -127, 127))
                     << "block " << b << " value " << i << ", n " << n;
             }
+        }
+    }
+}
+
+// The norm's rows in the routed experts' two planes: the int8 planes and the scales the
+// experts' own quantization (quantizeRows, planes 2) gives the same f32 rows, bit for bit; the
+// block sums within rounding (summed in another order).
+TEST(RowOps, theNormsTwoPlaneRowsAreTheExpertsOwnQuantization)
+{
+    std::mt19937 rng(13);
+    for (const std::int64_t n : { std::int64_t(2048), std::int64_t(640) }) {
+        const std::int64_t rows = 3;
+        auto hidden = randomVector(std::size_t(rows * n), rng);
+        const auto delta = randomVector(std::size_t(rows * n), rng);
+        auto w = randomVector(std::size_t(n), rng, 0.5f, 1.5f);
+        std::fill_n(w.begin(), 32, 0.0f); // an all-zero block
+        DeviceArray<float> dHidden, dDelta, dW, dNormed, dS;
+        DeviceArray<std::int8_t> dQ;
+        CW_CUDA_OK(dHidden.upload(hidden));
+        CW_CUDA_OK(dDelta.upload(delta));
+        CW_CUDA_OK(dW.upload(w));
+        CW_CUDA_OK(dNormed.allocate(std::size_t(rows * n)));
+        CW_CUDA_OK(dQ.allocate(std::size_t(rows * n)));
+        CW_CUDA_OK(dS.allocate(std::size_t(rows * n / 32 * 4)));
+        const std::size_t bytes = expertInputRowsBytes(rows, n);
+        DeviceArray<std::byte> dTwo, dRef;
+        CW_CUDA_OK(dTwo.allocate(bytes));
+        CW_CUDA_OK(dRef.allocate(bytes));
+        CW_CUDA_OK(dTwo.poison());
+        const Int8Rows one { dQ.get(), reinterpret_cast<float4*>(dS.get()) };
+        const Int8Rows two = expertInputRowsAt(dTwo.get(), rows, n);
+        CW_CUDA_OK(addRmsNormRowsQuantized(dHidden.get(), dDelta.get(), dW.get(), rows, n, 1e-6f,
+            dNormed.get(), one, nullptr, GatedAddend {}, two));
+        quant_detail::QuantizedRows ref;
+        CW_CUDA_OK(quant_detail::quantizeRows(dNormed.get(), n, rows, n, 2, dRef.get(), ref,
+            nullptr));
+        CW_CUDA_OK(cudaDeviceSynchronize());
+        std::vector<std::byte> got, want;
+        CW_CUDA_OK(dTwo.download(got));
+        CW_CUDA_OK(dRef.download(want));
+        const std::size_t planeBytes = std::size_t(2 * rows * n);
+        EXPECT_EQ(0, std::memcmp(got.data(), want.data(), planeBytes)) << "n " << n;
+        const std::size_t scaleAt = std::size_t(reinterpret_cast<const std::byte*>(two.s)
+            - reinterpret_cast<const std::byte*>(two.q));
+        for (std::int64_t b = 0; b < rows * n / 32; ++b) {
+            float g[4], e[4];
+            std::memcpy(g, got.data() + scaleAt + std::size_t(b) * 16, 16);
+            std::memcpy(e, want.data() + scaleAt + std::size_t(b) * 16, 16);
+            ASSERT_EQ(g[0], e[0]) << "block " << b << ", n " << n;
+            ASSERT_EQ(g[1], e[1]) << "block " << b << ", n " << n;
+            EXPECT_NEAR(g[2], e[2], 1e-4f * (1.0f + std::fabs(e[2]))) << "block " << b;
         }
     }
 }
