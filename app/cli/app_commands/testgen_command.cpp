@@ -230,6 +230,21 @@ int runTestgen(std::span<char*> args)
         else
             std::fprintf(stderr, "testgen: saved in the history as %lld\n", qlonglong(*saved));
     }
+    // Tests were asked for, run, and none passed: nothing to hand over as tests.
+    const bool noneKept = skill->runnableTests && run && report->keptTests.isEmpty();
+    if (noneKept) {
+        if (format == "json")
+            std::fputs(
+                QJsonDocument(cw::testGenerationToJson(*report)).toJson().constData(), stdout);
+        std::fprintf(stderr, "testgen: %s\n", qPrintable(report->summary()));
+        if (!report->problem.isEmpty())
+            std::fprintf(stderr, "testgen: %s\n", qPrintable(report->problem));
+        std::fprintf(stderr,
+            "testgen: no generated test passed, so none was kept%s (each round's verdicts are "
+            "above)\n",
+            out.empty() ? "" : (" and " + out + " was not written").c_str());
+        return 1;
+    }
     // The kept tests; else the answer (a JSON skill's object indented, for people and jq).
     const QString result = !report->keptTests.isEmpty() ? report->keptTests
         : !report->answerJson.isEmpty()
