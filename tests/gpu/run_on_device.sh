@@ -162,9 +162,10 @@ if has cpu; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
   threads=$(nproc)
   lscpu | grep -E "Model name|^CPU\(s\)|Flags" | cut -c1-200
+  # After llama.cpp's build: ours must not share the cores with a compiler.
+  wait $cpu_peer_pid; tail -1 "$L/cpu_peer_build.log"
   timeout 240 .device-carry/cpu/decode_bench $M --prompt 512 --decode 16 --threads $threads 2>&1 \
     | tee "$L/cpu_ours.log" | tail -12
-  wait $cpu_peer_pid; tail -1 "$L/cpu_peer_build.log"
   timeout 240 /tmp/peer-cpu/llama.cpp-*/build/bin/llama-bench -m $M -t $threads -p 512 -n 16 -r 1 \
     -o md 2>"$L/cpu_peer.err" | tee "$OUT/cpu_peer_bench.md"
 fi
