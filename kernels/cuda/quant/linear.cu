@@ -185,22 +185,27 @@ void setIntMatVecLayout(IntMatVecLayout layout)
     g_intMatVecLayout = layout;
 }
 
-std::int64_t stagedRowBytes(
+StagedRows stagedRows(
     TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count)
 {
     const auto traits = tensorTypeTraits(std::uint32_t(type));
     if (!traits || traits->blockSize <= 1 || cols % traits->blockSize != 0)
-        return 0;
+        return {};
     const std::int64_t bytes = cols / traits->blockSize * std::int64_t(traits->blockBytes);
     if (bytes > kMaxStagedRowBytes)
-        return 0;
-    for (int j = 0; j < count; ++j) {
-        const IntMatVecTarget& t = targets[j];
-        if ((reinterpret_cast<std::uintptr_t>(t.w) & 15) != 0 || t.rowStride % 16 != 0
-            || std::int64_t(t.rowStride) < (bytes + 15) / 16 * 16)
-            return 0;
+        return {};
+    for (const int chunk : { 16, 8, 4 }) {
+        bool fits = true;
+        for (int j = 0; j < count && fits; ++j) {
+            const IntMatVecTarget& t = targets[j];
+            fits = (reinterpret_cast<std::uintptr_t>(t.w) % std::uintptr_t(chunk)) == 0
+                && t.rowStride % std::size_t(chunk) == 0
+                && std::int64_t(t.rowStride) >= (bytes + chunk - 1) / chunk * chunk;
+        }
+        if (fits)
+            return { bytes, chunk };
     }
-    return bytes;
+    return {};
 }
 
 void setMatVecKernel(MatVecKernel kernel)

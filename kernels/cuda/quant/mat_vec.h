@@ -85,10 +85,15 @@ void setIntMatVecLayout(IntMatVecLayout layout); // tests: both layouts in one p
 // launch gets without opting in).
 constexpr std::int64_t kMaxStagedRowBytes = 8192;
 
-// The bytes of one row that the staged layout copies, or 0 where it cannot: rows over
-// kMaxStagedRowBytes, or a target whose rows are not each 16-byte aligned (the copies are
-// whole 16-byte chunks; a row's last chunk may read into its stride's padding).
-std::int64_t stagedRowBytes(
+// How the staged layout copies one row: `bytes` of it in copies of `chunk` bytes (16, 8 or
+// 4: the largest that every target's rows are aligned to; a row's last copy may read into its
+// stride's padding, never past it); bytes 0 where it cannot (rows over kMaxStagedRowBytes, or
+// rows not even 4-byte aligned).
+struct StagedRows {
+    std::int64_t bytes = 0;
+    int chunk = 16;
+};
+StagedRows stagedRows(
     TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count);
 
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.

@@ -229,10 +229,13 @@ cudaError_t launchIntMatVecWarpRows(const quant_detail::IntMatVecArgs& a)
 // unit loads that blocks of 210 or 34 bytes (Q6_K, Q8_0) allow, whose scattered sectors held
 // the Q6_K LM head to ~1 TB/s in L1 wavefronts. The sums are the warp-row kernel's, in its
 // order: the results are the same bits.
-template <TensorType Type>
+// kChunk: the copies' size, 16 bytes where every row is 16-byte aligned, else 8 or 4 (Q6_K
+// rows of 512 values are 420 bytes apart); rowChunks of them per row, each warp's row at a
+// 16-byte boundary of shared memory (rowSlot int4 apart).
+template <TensorType Type, int kChunk>
 __global__ void __launch_bounds__(32 * kWarpRowWarps)
     intMatVecStagedRowsKernel(const IntMatVecGrid grid, std::int64_t cols, int rowChunks,
-        const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+        int rowSlot, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
 {
     extern __shared__ int4 stagedRows[];
     std::int64_t first = 0;
@@ -240,11 +243,16 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
     const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
     const std::int64_t row = (std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp;
     const bool active = row < m.rows;
-    int4* staged = stagedRows + warp * rowChunks;
+    int4* staged = stagedRows + warp * rowSlot;
     if (active) {
-        const int4* src = reinterpret_cast<const int4*>(m.w + std::size_t(row) * m.rowStride);
-        for (int i = lane; i < rowChunks; i += 32)
-            copyAsync16(staged + i, src + i, true);
+        const std::uint8_t* src = m.w + std::size_t(row) * m.rowStride;
+        auto* dst = reinterpret_cast<std::uint8_t*>(staged);
+        for (int i = lane; i < rowChunks; i += 32) {
+            if constexpr (kChunk == 16)
+                copyAsync16(dst + 16 * i, src + 16 * i, true);
+            else
+                copyAsyncSmall<kChunk>(dst + kChunk * i, src + kChunk * i);
+        }
     }
     commitAsync();
     chainedKernelEntry(); // the activations are the previous kernel's output
@@ -263,16 +271,32 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
         m.y[row] = v;
 }
 
-template <TensorType Type>
-cudaError_t launchIntMatVecStagedRows(const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
+template <TensorType Type, int kChunk>
+cudaError_t launchIntMatVecStagedRowsOf(
+    const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
 {
     IntMatVecGrid grid;
     const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
-    const int rowChunks = int((rowBytes + 15) / 16);
-    launchChained(intMatVecStagedRowsKernel<Type>, dim3(unsigned(blocks)), dim3(32 * kWarpRowWarps),
-        std::size_t(kWarpRowWarps) * std::size_t(rowChunks) * 16, a.stream, grid, a.cols, rowChunks,
-        a.x.q, a.x.s);
+    const int rowChunks = int((rowBytes + kChunk - 1) / kChunk);
+    const int rowSlot = int((rowBytes + 15) / 16);
+    launchChained(intMatVecStagedRowsKernel<Type, kChunk>, dim3(unsigned(blocks)),
+        dim3(32 * kWarpRowWarps), std::size_t(kWarpRowWarps) * std::size_t(rowSlot) * 16, a.stream,
+        grid, a.cols, rowChunks, rowSlot, a.x.q, a.x.s);
     return cudaGetLastError();
+}
+
+template <TensorType Type>
+cudaError_t launchIntMatVecStagedRows(const quant_detail::IntMatVecArgs& a,
+    const quant_detail::StagedRows& staged)
+{
+    switch (staged.chunk) {
+    case 16:
+        return launchIntMatVecStagedRowsOf<Type, 16>(a, staged.bytes);
+    case 8:
+        return launchIntMatVecStagedRowsOf<Type, 8>(a, staged.bytes);
+    default:
+        return launchIntMatVecStagedRowsOf<Type, 4>(a, staged.bytes);
+    }
 }
 
 template <TensorType Type, int T, int R>
@@ -293,10 +317,10 @@ template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detai
     if constexpr (T == 1) {
         switch (quant_detail::intMatVecLayout()) {
         case quant_detail::IntMatVecLayout::StagedWarpRow:
-            if (const std::int64_t bytes
-                = quant_detail::stagedRowBytes(Type, a.cols, a.targets, a.targetCount);
-                bytes > 0)
-                return launchIntMatVecStagedRows<Type>(a, bytes);
+            if (const quant_detail::StagedRows staged
+                = quant_detail::stagedRows(Type, a.cols, a.targets, a.targetCount);
+                staged.bytes > 0)
+                return launchIntMatVecStagedRows<Type>(a, staged);
             return launchIntMatVecWarpRows<Type, 1>(a);
         case quant_detail::IntMatVecLayout::WarpRow:
             return launchIntMatVecWarpRows<Type, 1>(a);

@@ -297,8 +297,8 @@ TEST_F(QuantProducts, intMatVecMatchesCpuWithinInt8RoundingForEveryBlockType)
 
 // One token row under the staged layout (the row copied to shared memory before the kernel
 // waits) and under the plain warp rows: the same sums in the same order, so the same bits, for
-// every block type, on rows each 16-byte aligned (staged) and on rows that are not (the plain
-// warp rows take them).
+// every block type, on rows 16- and 4-byte aligned (staged) and on rows that are not (the
+// plain warp rows take them).
 TEST_F(QuantProducts, stagedWarpRowsEqualTheWarpRowsBitForBit)
 {
     struct Shape {
@@ -316,16 +316,19 @@ TEST_F(QuantProducts, stagedWarpRowsEqualTheWarpRowsBitForBit)
             shapes.push_back({ 21, 96, 0 });
         for (const Shape& s : shapes) {
             const std::size_t bytes = bytesPerRow(type, s.cols);
-            for (const bool aligned : { true, false }) {
-                const std::size_t stride = aligned ? (bytes + 15) / 16 * 16 + s.pad : bytes + 2;
+            // 16-byte aligned rows, 4-byte aligned ones (copied 4 or 8 bytes at a time), and
+            // rows 2 bytes apart from that (the plain warp rows take them).
+            for (const std::size_t stride :
+                { (bytes + 15) / 16 * 16 + s.pad, (bytes + 3) / 4 * 4 + 4, bytes + 2 }) {
                 std::vector<std::uint8_t> host;
                 std::unique_ptr<DeviceBuffer> weights;
                 const DeviceMatrix w = upload(type, s.rows, s.cols, stride, host, weights);
                 const quant_detail::IntMatVecTarget target {
                     static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, nullptr, 0
                 };
-                const bool staged = quant_detail::stagedRowBytes(type, s.cols, &target, 1) > 0;
-                EXPECT_EQ(stride % 16 == 0, staged)
+                const bool staged
+                    = quant_detail::stagedRows(type, s.cols, &target, 1).bytes > 0;
+                EXPECT_EQ(stride % 4 == 0, staged)
                     << typeName(type) << " cols " << s.cols << " stride " << stride;
                 const std::vector<float> x = randomFloats(std::size_t(s.cols), m_rng);
                 DeviceBuffer dx(x.size() * 4), dy(std::size_t(s.rows) * 4);
