@@ -17,12 +17,13 @@ __device__ __forceinline__ void copyAsync16(void* shared, const void* global, bo
 }
 
 // 4 or 8 bytes global -> shared (through L1: cp.async.cg takes 16 bytes only).
-template <int Bytes> __device__ __forceinline__ void copyAsyncSmall(void* shared, const void* global)
+template <int Bytes>
+__device__ __forceinline__ void copyAsyncSmall(void* shared, const void* global)
 {
     static_assert(Bytes == 4 || Bytes == 8, "cp.async.ca copies 4, 8 or 16 bytes");
     const unsigned address = unsigned(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global),
-        "n"(Bytes)
+    asm volatile(
+        "cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(address), "l"(global), "n"(Bytes)
         : "memory");
 }
 

@@ -64,7 +64,6 @@ SkippedOps skippedOps()
 }
 const SkippedOps g_skip = skippedOps();
 
-
 constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
 constexpr std::size_t kCublasWorkspace = 32u << 20;
 

@@ -448,8 +448,8 @@ cudaError_t routedExpertsDecodeInt8(const float* x, std::int64_t tokens, const s
     cudaError_t err = cudaSuccess;
     if (aids.x2.q && aids.x2.s)
         xq = { aids.x2.q, aids.x2.s, kIntPlanes };
-    else if ((err = quant_detail::quantizeRows(x, hidden, tokens, hidden, kIntPlanes, l.x, xq,
-                  stream))
+    else if ((err = quant_detail::quantizeRows(
+                  x, hidden, tokens, hidden, kIntPlanes, l.x, xq, stream))
         != cudaSuccess)
         return err;
     bool launched = false;

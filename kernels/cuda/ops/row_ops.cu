@@ -115,10 +115,9 @@ __global__ void addRmsNormRowsKernel(float* hidden, const float* delta, const fl
 // Quantize: the normed row also leaves as the integer products' int8 rows (row_ops.h); eight
 // neighbouring lanes hold one 32-value block.
 template <int V, bool Quantize>
-__global__ void __launch_bounds__(kRowThreads)
-    addRmsNormRowsVectorKernel(float* hidden, const float* delta, const float* w, std::int64_t n,
-        float eps, float* normed, std::int8_t* quantized, float4* scales, GatedAddend addend,
-        Int8Rows twoPlanes)
+__global__ void __launch_bounds__(kRowThreads) addRmsNormRowsVectorKernel(float* hidden,
+    const float* delta, const float* w, std::int64_t n, float eps, float* normed,
+    std::int8_t* quantized, float4* scales, GatedAddend addend, Int8Rows twoPlanes)
 {
     const std::int64_t row = blockIdx.x;
     const int n4 = int(n / 4);
@@ -130,7 +129,8 @@ __global__ void __launch_bounds__(kRowThreads)
         const int i = int(threadIdx.x) + k * kRowThreads;
         wv[k] = w4 && i < n4 ? w4[i] : make_float4(1.0f, 1.0f, 1.0f, 1.0f);
     }
-    if (addend.x && threadIdx.x == 0 && (reinterpret_cast<std::uintptr_t>(addend.gateWeight) & 15) == 0)
+    if (addend.x && threadIdx.x == 0
+        && (reinterpret_cast<std::uintptr_t>(addend.gateWeight) & 15) == 0)
         prefetchL2(addend.gateWeight, unsigned(n) * 4u);
     chainedKernelEntry();
     auto* h = reinterpret_cast<float4*>(hidden + row * n);
@@ -192,11 +192,11 @@ __global__ void __launch_bounds__(kRowThreads)
                     = make_float4(amax / 127.0f, 0.0f, blockSumValue, 0.0f);
             if (twoPlanes.q) { // the same rows in two planes, as quantizeRows(planes 2) would
                 const float d0 = amax / 127.0f;
-                const float4 rest = make_float4(planeRest(r.x, d0, packed.x),
-                    planeRest(r.y, d0, packed.y), planeRest(r.z, d0, packed.z),
-                    planeRest(r.w, d0, packed.w));
-                float amax1 = fmaxf(fmaxf(fabsf(rest.x), fabsf(rest.y)),
-                    fmaxf(fabsf(rest.z), fabsf(rest.w)));
+                const float4 rest
+                    = make_float4(planeRest(r.x, d0, packed.x), planeRest(r.y, d0, packed.y),
+                        planeRest(r.z, d0, packed.z), planeRest(r.w, d0, packed.w));
+                float amax1 = fmaxf(
+                    fmaxf(fabsf(rest.x), fabsf(rest.y)), fmaxf(fabsf(rest.z), fabsf(rest.w)));
                 for (int m = 1; m < 8; m <<= 1)
                     amax1 = fmaxf(amax1, __shfl_xor_sync(0xffffffffu, amax1, m));
                 char4 second;

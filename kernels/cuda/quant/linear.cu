@@ -185,8 +185,7 @@ void setIntMatVecLayout(IntMatVecLayout layout)
     g_intMatVecLayout = layout;
 }
 
-StagedRows stagedRows(
-    TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count)
+StagedRows stagedRows(TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count)
 {
     const auto traits = tensorTypeTraits(std::uint32_t(type));
     if (!traits || traits->blockSize <= 1 || cols % traits->blockSize != 0)

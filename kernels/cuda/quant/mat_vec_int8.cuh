@@ -272,8 +272,7 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
 }
 
 template <TensorType Type, int kChunk>
-cudaError_t launchIntMatVecStagedRowsOf(
-    const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
+cudaError_t launchIntMatVecStagedRowsOf(const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
 {
     IntMatVecGrid grid;
     const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
@@ -286,8 +285,8 @@ cudaError_t launchIntMatVecStagedRowsOf(
 }
 
 template <TensorType Type>
-cudaError_t launchIntMatVecStagedRows(const quant_detail::IntMatVecArgs& a,
-    const quant_detail::StagedRows& staged)
+cudaError_t launchIntMatVecStagedRows(
+    const quant_detail::IntMatVecArgs& a, const quant_detail::StagedRows& staged)
 {
     switch (staged.chunk) {
     case 16:

@@ -126,15 +126,18 @@ private slots:
     {
         if (!m_canRun)
             QSKIP("no bubblewrap, pytest or coverage.py here");
-        const QJsonArray answers { "```python\nfrom pricing import discount\n\n\n"
-                                   "def test_half():\n    assert discount(10, 'HALF') == 4\n```\n" };
+        const QJsonArray answers {
+            "```python\nfrom pricing import discount\n\n\n"
+            "def test_half():\n    assert discount(10, 'HALF') == 4\n```\n"
+        };
         writeFile(m_dir.filePath("failing_answers.json"), QJsonDocument(answers).toJson());
         const QString out = m_dir.filePath("never_written.py");
         const CliResult r = cli({ "testgen", "--file", m_dir.filePath("pricing.py"), "--replay",
             m_dir.filePath("failing_answers.json"), "--run", "--rounds", "1", "--out", out,
             "--no-history" });
         QCOMPARE(r.exitCode, 1);
-        QVERIFY2(r.err.contains("no generated test passed, so none was kept and "), qPrintable(r.err));
+        QVERIFY2(
+            r.err.contains("no generated test passed, so none was kept and "), qPrintable(r.err));
         QVERIFY(!QFile::exists(out));
         QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
     }

@@ -251,16 +251,16 @@ TEST(RowOps, theNormsTwoPlaneRowsAreTheExpertsOwnQuantization)
         CW_CUDA_OK(addRmsNormRowsQuantized(dHidden.get(), dDelta.get(), dW.get(), rows, n, 1e-6f,
             dNormed.get(), one, nullptr, GatedAddend {}, two));
         quant_detail::QuantizedRows ref;
-        CW_CUDA_OK(quant_detail::quantizeRows(dNormed.get(), n, rows, n, 2, dRef.get(), ref,
-            nullptr));
+        CW_CUDA_OK(
+            quant_detail::quantizeRows(dNormed.get(), n, rows, n, 2, dRef.get(), ref, nullptr));
         CW_CUDA_OK(cudaDeviceSynchronize());
         std::vector<std::byte> got, want;
         CW_CUDA_OK(dTwo.download(got));
         CW_CUDA_OK(dRef.download(want));
         const std::size_t planeBytes = std::size_t(2 * rows * n);
         EXPECT_EQ(0, std::memcmp(got.data(), want.data(), planeBytes)) << "n " << n;
-        const std::size_t scaleAt = std::size_t(reinterpret_cast<const std::byte*>(two.s)
-            - reinterpret_cast<const std::byte*>(two.q));
+        const std::size_t scaleAt = std::size_t(
+            reinterpret_cast<const std::byte*>(two.s) - reinterpret_cast<const std::byte*>(two.q));
         for (std::int64_t b = 0; b < rows * n / 32; ++b) {
             float g[4], e[4];
             std::memcpy(g, got.data() + scaleAt + std::size_t(b) * 16, 16);

@@ -326,15 +326,13 @@ TEST_F(QuantProducts, stagedWarpRowsEqualTheWarpRowsBitForBit)
                 const quant_detail::IntMatVecTarget target {
                     static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, nullptr, 0
                 };
-                const bool staged
-                    = quant_detail::stagedRows(type, s.cols, &target, 1).bytes > 0;
+                const bool staged = quant_detail::stagedRows(type, s.cols, &target, 1).bytes > 0;
                 EXPECT_EQ(stride % 4 == 0, staged)
                     << typeName(type) << " cols " << s.cols << " stride " << stride;
                 const std::vector<float> x = randomFloats(std::size_t(s.cols), m_rng);
                 DeviceBuffer dx(x.size() * 4), dy(std::size_t(s.rows) * 4);
                 CW_CUDA_OK(cudaMemcpy(dx.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
-                const std::size_t scratchBytes
-                    = linearScratchBytes(w, 1, GemmPrecision::BFloat16);
+                const std::size_t scratchBytes = linearScratchBytes(w, 1, GemmPrecision::BFloat16);
                 DeviceBuffer scratch(scratchBytes);
                 std::vector<float> out[2];
                 const quant_detail::IntMatVecLayout layouts[2]
