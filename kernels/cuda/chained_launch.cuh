@@ -14,6 +14,8 @@
 // memsets) keep the stream's full ordering, so mixing the two is safe. CW_CUDA_CHAINED=0 turns
 // chaining off (A/B runs).
 
+#include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -40,6 +42,15 @@ __device__ __forceinline__ void prefetchL2(const void* p, unsigned bytes)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p), "r"(bytes) : "memory");
 #endif
+}
+
+// prefetchL2 of weight row `row` of a matrix whose rows are rowStride bytes apart from w; a
+// no-op where the rows are not 16-byte aligned (the bulk prefetch's need).
+__device__ __forceinline__ void prefetchRowL2(
+    const std::uint8_t* w, std::size_t rowStride, std::int64_t row)
+{
+    if (rowStride % 16 == 0 && (reinterpret_cast<std::uintptr_t>(w) & 15) == 0)
+        prefetchL2(w + std::size_t(row) * rowStride, unsigned(rowStride));
 }
 
 namespace chained_detail {

@@ -109,12 +109,9 @@ __global__ void __launch_bounds__(quant_detail::kMvThreads) routerFusedKernel(
     bool renormalise, std::int32_t* ids, float* weights, unsigned* blocksDone)
 {
     // The block's weight rows into L2 while the kernel before still runs.
-    if (threadIdx.x < kRouterRowsPerBlock && rowStride % 16 == 0
-        && (reinterpret_cast<std::uintptr_t>(w) & 15) == 0) {
-        const std::int64_t row = std::int64_t(blockIdx.x) * kRouterRowsPerBlock + threadIdx.x;
-        if (row < experts)
-            prefetchL2(w + std::size_t(row) * rowStride, unsigned(rowStride));
-    }
+    if (const std::int64_t row = std::int64_t(blockIdx.x) * kRouterRowsPerBlock + threadIdx.x;
+        threadIdx.x < kRouterRowsPerBlock && row < experts)
+        prefetchRowL2(w, rowStride, row);
     chainedKernelEntry();
     extern __shared__ float probabilities[];
     __shared__ bool last;

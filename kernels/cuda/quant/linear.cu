@@ -188,11 +188,10 @@ void setIntMatVecLayout(IntMatVecLayout layout)
 StagedRows stagedRows(TensorType type, std::int64_t cols, const IntMatVecTarget* targets, int count)
 {
     const auto traits = tensorTypeTraits(std::uint32_t(type));
-    if (!traits || traits->blockSize <= 1 || cols % traits->blockSize != 0)
+    const auto row = rowBytes(type, std::uint64_t(cols));
+    if (!traits || traits->blockSize <= 1 || !row || std::int64_t(*row) > kMaxStagedRowBytes)
         return {};
-    const std::int64_t bytes = cols / traits->blockSize * std::int64_t(traits->blockBytes);
-    if (bytes > kMaxStagedRowBytes)
-        return {};
+    const std::int64_t bytes = std::int64_t(*row);
     for (const int chunk : { 16, 8, 4 }) {
         bool fits = true;
         for (int j = 0; j < count && fits; ++j) {

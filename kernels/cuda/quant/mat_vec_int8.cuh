@@ -139,9 +139,8 @@ __global__ void __launch_bounds__(32 * kMaxWarps) intMatVecKernel(const IntMatVe
     const std::int64_t rows = m.rows;
     const std::int64_t row0 = (std::int64_t(blockIdx.x) - first) * R;
     // The block's weight rows into L2 while the kernel before still runs.
-    if (threadIdx.x < R && row0 + threadIdx.x < rows && m.rowStride % 16 == 0
-        && (reinterpret_cast<std::uintptr_t>(m.w) & 15) == 0)
-        prefetchL2(m.w + std::size_t(row0 + threadIdx.x) * m.rowStride, unsigned(m.rowStride));
+    if (threadIdx.x < R && row0 + threadIdx.x < rows)
+        prefetchRowL2(m.w, m.rowStride, row0 + threadIdx.x);
     chainedKernelEntry();
     const std::uint8_t* rowPtr[R];
 #pragma unroll
@@ -186,9 +185,8 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
     const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
     const std::int64_t row0 = ((std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp) * R;
     // The warp's weight rows into L2 while the kernel before still runs.
-    if (lane < R && row0 + lane < m.rows && m.rowStride % 16 == 0
-        && (reinterpret_cast<std::uintptr_t>(m.w) & 15) == 0)
-        prefetchL2(m.w + std::size_t(row0 + lane) * m.rowStride, unsigned(m.rowStride));
+    if (lane < R && row0 + lane < m.rows)
+        prefetchRowL2(m.w, m.rowStride, row0 + lane);
     chainedKernelEntry();
     if (row0 >= m.rows)
         return; // a whole warp: nothing below waits for the others

@@ -242,6 +242,22 @@ protected:
         return *slot;
     }
 
+    // The shipped model's mix on the device: a Q4_K gate stack (the tests use it for up too)
+    // and a Q6_K down stack.
+    struct ShippedMix {
+        DeviceBuffer gateBytes, downBytes;
+        DeviceExpertStack gate, down;
+    };
+    static ShippedMix shippedMix()
+    {
+        const HostStack& g = stack(TensorType::Q4_K, kFfn, kHidden, 0);
+        const HostStack& d = stack(TensorType::Q6_K, kHidden, kFfn, 2);
+        ShippedMix m { DeviceBuffer::of(g.bytes), DeviceBuffer::of(d.bytes), {}, {} };
+        m.gate = deviceStack(g, m.gateBytes, 0, kFfn);
+        m.down = deviceStack(d, m.downBytes, 0, kHidden);
+        return m;
+    }
+
     void check(const Case& c, const std::vector<std::int64_t>& tokenCounts)
     {
         const HostStack& gateHost = stack(c.gateUp, c.fused ? 2 * kFfn : kFfn, kHidden, 0);
@@ -348,12 +364,9 @@ TEST_F(RoutedExpertsTest, acceptsGateAndUpOfDifferentTypes)
 // captured graph replays the call exactly.
 TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
 {
-    const HostStack& g = stack(TensorType::Q4_K, kFfn, kHidden, 0);
-    const HostStack& d = stack(TensorType::Q6_K, kHidden, kFfn, 2);
-    auto dGate = DeviceBuffer::of(g.bytes);
-    auto dDown = DeviceBuffer::of(d.bytes);
-    const auto gate = deviceStack(g, dGate, 0, kFfn);
-    const auto down = deviceStack(d, dDown, 0, kHidden);
+    const ShippedMix mix = shippedMix();
+    const DeviceExpertStack& gate = mix.gate;
+    const DeviceExpertStack& down = mix.down;
     // Each path is captured itself: the first H200 run captured the dispatch (tiles at 300
     // tokens) and compared it with the grouped mat-vec's bits, two different products.
     for (const auto& [tokens, path] : { std::pair { std::int64_t(8), Path::Decode },
@@ -403,12 +416,9 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
 TEST_F(RoutedExpertsTest, xInTwoPlanesFromTheCallerGivesTheSameBits)
 {
     namespace cuda = kernels::cuda;
-    const HostStack& g = stack(TensorType::Q4_K, kFfn, kHidden, 0);
-    const HostStack& d = stack(TensorType::Q6_K, kHidden, kFfn, 2);
-    auto dGate = DeviceBuffer::of(g.bytes);
-    auto dDown = DeviceBuffer::of(d.bytes);
-    const auto gate = deviceStack(g, dGate, 0, kFfn);
-    const auto down = deviceStack(d, dDown, 0, kHidden);
+    const ShippedMix mix = shippedMix();
+    const DeviceExpertStack& gate = mix.gate;
+    const DeviceExpertStack& down = mix.down;
     for (const std::int64_t tokens : { 1, 3, 8 }) {
         std::mt19937 rng { unsigned(100 + tokens) };
         const auto x = randomFloats(std::size_t(tokens * kHidden), rng);
