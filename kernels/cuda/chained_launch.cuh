@@ -9,7 +9,7 @@
 // The contract: every kernel launched with launchChained calls chainedKernelEntry() before it
 // writes device memory, and before it reads anything a kernel of the same step may write.
 // Reads of what no kernel of the step writes (the weights, the step's row layout, copied in
-// plainly before the step, a DeltaNet state only the same kernel of an earlier step wrote) may
+// plainly before the step, a DeltaNet state only an earlier step wrote) may
 // go out before it: they then overlap the kernel before. Kernels launched plainly (cuBLAS,
 // memsets) keep the stream's full ordering, so mixing the two is safe. CW_CUDA_CHAINED=0 turns
 // chaining off (A/B runs).

@@ -12,7 +12,8 @@
 # native): tests/bench/decode's decode_bench, built on the developer's machine and carried in
 # .device-carry/cpu, against llama-bench at the same thread count, on the same file.
 # "ab" runs the batch-1 decode benchmark under each setting of $AB (e.g. AB="CW_CUDA_INTMV=warp
-# CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call.
+# CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call; $AB_ARGS replaces the
+# benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
@@ -133,9 +134,9 @@ if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=v
   [[ -n "$synth_pid" ]] && wait $synth_pid
   for setting in ${AB:-CW_CUDA_INTMV=warp}; do
     for run in 1 2; do
-      env "$setting" timeout 60 $B bench --model $M --device cuda:0 --prompt-tokens 512 \
-        --gen-tokens 64 --batch 1 --repeat 2 2>>"$L/ab.err" | tail -1 | sed "s/^/$setting /" \
-        | tee -a "$OUT/ab.jsonl"
+      env "$setting" timeout 60 $B bench --model $M --device cuda:0 \
+        ${AB_ARGS:---prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2} 2>>"$L/ab.err" \
+        | tail -1 | sed "s/^/$setting /" | tee -a "$OUT/ab.jsonl"
     done
   done
 fi

@@ -337,12 +337,15 @@ Result<void> CudaBackend::initialise()
         = std::size_t(attentionLayers) * 2 * std::size_t(cap.kvBlockTokens) * std::size_t(m_kvDim);
     const std::uint64_t kvBytes
         = attentionLayers ? std::uint64_t(cap.kvBlocks) * blockFloats * 4 : 0;
-    m_convFloats
-        = std::size_t(m_convDim) * std::size_t(std::max<std::int64_t>(hp.linearConvKernel - 1, 0));
+    m_convFloats = cuda::deltaNetConvStateFloats(m_deltaShape);
     m_recurrentFloats
         = std::size_t(hp.linearNumValueHeads * hp.linearKeyHeadDim * hp.linearValueHeadDim);
+    // The decode counters (one int per slot and value head) are shared by the layers.
     const std::uint64_t stateBytes = std::uint64_t(deltaLayers) * std::uint64_t(m_sequenceCapacity)
-        * (m_convFloats + m_recurrentFloats) * 4;
+            * (m_convFloats + m_recurrentFloats) * 4
+        + (deltaLayers
+                ? std::uint64_t(m_sequenceCapacity) * std::uint64_t(hp.linearNumValueHeads) * 4
+                : 0);
     m_scratchBytes = scratchBytes(m_rowCapacity);
     const std::size_t scratch = m_scratchBytes + kCublasWorkspace;
     const std::uint64_t activations = std::uint64_t(m_rowCapacity) * 3 * std::uint64_t(m_hidden) * 4
@@ -379,6 +382,16 @@ Result<void> CudaBackend::initialise()
         m_pagedKv.kvWidth = std::int32_t(m_kvDim);
     }
     m_kv = std::make_unique<CudaKvStore>(m_pagedKv, cap.kvBlocks, m_options.device, m_stream);
+    int* deltaCounters = nullptr;
+    if (deltaLayers) {
+        const std::size_t bytes
+            = std::size_t(m_sequenceCapacity) * std::size_t(hp.linearNumValueHeads) * 4;
+        auto counters = m_arena.allocate(bytes, "DeltaNet decode counters");
+        if (!counters)
+            return counters.error();
+        deltaCounters = static_cast<int*>(*counters);
+        check(cudaMemsetAsync(deltaCounters, 0, bytes, m_stream)); // the kernels keep them 0
+    }
     for (int l = 0; l < deltaLayers; ++l) {
         auto conv
             = m_arena.allocate(std::size_t(m_sequenceCapacity) * m_convFloats * 4, "conv states");
@@ -388,7 +401,8 @@ Result<void> CudaBackend::initialise()
             return conv.error();
         if (!rec)
             return rec.error();
-        m_states.push_back({ static_cast<float*>(*conv), static_cast<float*>(*rec) });
+        m_states.push_back(
+            { static_cast<float*>(*conv), static_cast<float*>(*rec), deltaCounters });
     }
     m_stateUsed.assign(std::size_t(deltaLayers ? m_sequenceCapacity : 0), false);
     if (auto r = allocateBuffers(); !r)

@@ -34,13 +34,12 @@ struct Tuning {
 };
 
 // Where each piece lives in the scratch (byte offsets, 256-aligned).
-//   conv:     [rows][convDim] conv + SiLU output, q and k L2-normalised; in prefill the v
+//   conv:     prefill, [rows][convDim] conv + SiLU output, q and k L2-normalised; the v
 //             part is overwritten by U (the WY-transformed values) per chunk.
-//   counters: [sequences][nV] ints, decode: column blocks of a head done so far.
 //   cum:      [chunks][nV][64] cumulative log decay within each chunk.
 //   wT, qT:   [chunks][nV][dk][64] W and Q' = exp(cum) q / sqrt(dk) - QK W, transposed.
 struct ScratchLayout {
-    std::size_t conv = 0, counters = 0, cum = 0, wT = 0, qT = 0, total = 0;
+    std::size_t conv = 0, cum = 0, wT = 0, qT = 0, total = 0;
     int chunkCapacity = 0;
     bool prefill = false;
 };
@@ -49,27 +48,40 @@ ScratchLayout scratchLayout(const DeltaNetShape& shape, const StepLayout& layout
 // The step's device arrays the kernels read.
 struct Rows {
     const std::int32_t* rowSeq = nullptr;
+    const std::int32_t* rowPos = nullptr;
     const std::int32_t* seqRow0 = nullptr;
     const std::int32_t* seqTokens = nullptr;
+    const std::int32_t* seqPos0 = nullptr;
     const std::int32_t* stateSlots = nullptr;
     int rows = 0;
     int sequences = 0;
 };
+Rows rowsOf(const StepLayout& layout);
 
-// Stage 1 (all rows): conv + SiLU, q/k L2 norm, g and beta in place. advanceConvState: every
-// sequence has at most one row, so each thread may advance its channel's conv state in place
-// (decode); also zeroes the decode counters.
+// The ring index of the conv state entry of input position p (p < 0: a fresh state's zeros).
+__host__ __device__ inline int convRingIndex(int p, int kernel)
+{
+    const int r = p % kernel;
+    return r < 0 ? r + kernel : r;
+}
+
+// Prefill stage 1 (all rows): conv + SiLU, q/k L2 norm, g and beta in place; the conv state is
+// read, not written.
 cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const float* convWeight,
-    const float* dtBias, const float* negA, const Dims& dims, const Rows& rows, float* convState,
-    float* conv, int* counters, bool advanceConvState, cudaStream_t stream);
-// Prefill: the conv state becomes the last kernel-1 inputs of each sequence (after stage 1).
+    const float* dtBias, const float* negA, const Dims& dims, const Rows& rows,
+    const float* convState, float* conv, cudaStream_t stream);
+// Prefill: each sequence's last kernel-1 inputs into its conv state ring (after stage 1).
 cudaError_t launchConvStateAdvance(
     const float* qkv, const Dims& dims, const Rows& rows, float* convState, cudaStream_t stream);
 
-// Decode: the recurrent rule for one token per sequence, then the gated RMSNorm.
-cudaError_t launchDecode(const float* conv, const float* g, const float* beta, const float* z,
-    const float* normWeight, const Dims& dims, const Rows& rows, float* recurrent, float* core,
-    int* counters, int columns, cudaStream_t stream);
+// Decode (one row per sequence), stages 1-5 in one kernel: each block computes the conv of its
+// key head's q and k and of its own value columns (a head's blocks alike), writes the inputs
+// into the conv state ring, runs the recurrent rule on its state columns, and a head's last
+// block applies the gated RMSNorm and writes g and beta in place.
+cudaError_t launchDecode(const float* qkv, float* alpha, float* beta, const float* z,
+    const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
+    const Dims& dims, const Rows& rows, const DeltaNetStates& states, float* core, int columns,
+    cudaStream_t stream);
 
 // Prefill, per (sequence, chunk, value head), all chunks in parallel: the UT/WY transform.
 // Writes cum, wT, qT, U (over v in conv) and the intra-chunk output into core.

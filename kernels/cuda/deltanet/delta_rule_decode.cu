@@ -1,10 +1,15 @@
-// Decode: the gated delta rule for one token of each sequence, then the gated RMSNorm.
+// Decode: the whole DeltaNet core for one token of each sequence in one kernel: the causal
+// conv of the token's q, k and v with the conv state ring, the q/k L2 norms and the gates, the
+// gated delta rule, then the gated RMSNorm.
 //
 // Memory-bound: each head's state (dk x dv f32) is read and written once. The columns of a
 // head's state are independent given q, k and the token's v, so a head is split over dv /
 // kCols blocks, each streaming its [dk][kCols] slice with 16-byte loads, enough blocks to fill
-// the GPU at batch 1. The RMSNorm needs the whole head's output: the last of a head's blocks to
-// finish (an atomic count, zeroed by the conv stage of the same step) applies it.
+// the GPU at batch 1. Each of those blocks convolves its key head's q and k (2 dk channels,
+// cheap next to the slice) and its own value columns, so no kernel before has to; the blocks
+// of a key head compute its q and k alike and one of them stores the inputs in the ring. The
+// RMSNorm needs the whole head's output: the last of a head's blocks to finish (an atomic
+// count, reset by that block) applies it.
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/deltanet/delta_net_device.cuh"
 #include "kernels/cuda/deltanet/delta_net_kernels.h"
@@ -16,22 +21,30 @@ namespace {
 constexpr int kDecodeThreads = 128;
 constexpr int kDecodeWarps = kDecodeThreads / 32;
 
-// kDk: 0 for any dk (a multiple of 16 up to 256), else that dk exactly.
-template <int kCols, int kDk>
-__global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __restrict__ conv,
-    const float* __restrict__ g, const float* __restrict__ beta, const float* __restrict__ z,
-    const float* __restrict__ normWeight, Dims dims, Rows rows, float* __restrict__ recurrent,
-    float* __restrict__ core, int* __restrict__ counters)
+// kDk: 0 for any dk (a multiple of 16 up to 256), else that dk exactly; kK: 0 for any conv
+// width up to kMaxConvKernel, else that width.
+template <int kCols, int kDk, int kK>
+__global__ void __launch_bounds__(kDecodeThreads)
+    decodeKernel(const float* __restrict__ qkv, float* __restrict__ alpha, float* __restrict__ beta,
+        const float* __restrict__ z, const float* __restrict__ convWeight,
+        const float* __restrict__ dtBias, const float* __restrict__ negA,
+        const float* __restrict__ normWeight, Dims dims, Rows rows, float* __restrict__ convState,
+        float* __restrict__ recurrent, float* __restrict__ core, int* __restrict__ counters)
 {
     constexpr int kLanesPerRow = kCols / 4; // one float4 of columns each
     constexpr int kRowsPerPass = kDecodeThreads / kLanesPerRow;
-    constexpr int kPasses = (kDk > 0 ? kDk : kMaxHeadDim) / kRowsPerPass;
+    constexpr int kMaxDk = kDk > 0 ? kDk : kMaxHeadDim;
+    constexpr int kPasses = kMaxDk / kRowsPerPass;
+    constexpr int kQk = (2 * kMaxDk + kDecodeThreads - 1) / kDecodeThreads; // q/k channels a thread
+    constexpr int kTaps = kK > 0 ? kK : kMaxConvKernel;
     static_assert(kPasses >= 1, "at least one pass");
 
-    __shared__ float kS[kMaxHeadDim], qS[kMaxHeadDim];
+    __shared__ float kS[kMaxHeadDim], qS[kMaxHeadDim]; // conv + SiLU, before the L2 norm
+    __shared__ float vS[kCols];
     __shared__ __align__(16) float reduceK[kDecodeWarps][kCols];
     __shared__ __align__(16) float reduceQ[kDecodeWarps][kCols];
     __shared__ __align__(16) float deltaS[kCols];
+    __shared__ float sumSqWarp[2][kDecodeWarps];
     __shared__ float kqWarp[kDecodeWarps];
     __shared__ float normWarp[kDecodeWarps];
     __shared__ bool lastBlock;
@@ -46,18 +59,22 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
         return;
     const int dk = kDk > 0 ? kDk : dims.dk;
     const int dv = dims.dv;
+    const int kernel = kK > 0 ? kK : dims.kernel;
+    const int hist = kernel - 1;
     const int row = rows.seqRow0[s];
+    const int at = rows.seqPos0[s]; // the token's position: its input's ring entry
     const int kh = dims.tiled ? j % dims.nK : j / (dims.nV / dims.nK);
     const int slot = rows.stateSlots[s];
     const int c0 = slice * kCols;
     const int cg = tid % kLanesPerRow;
     const int rowInPass = tid / kLanesPerRow;
     float* head = recurrent + (std::size_t(slot) * dims.nV + j) * std::size_t(dk) * dv;
+    float* ring = convState + std::size_t(slot) * dims.convDim * kernel;
 
-    // The slice first: its loads are the long pole, so they go out before anything else,
-    // even before the wait for the kernel before this one: the state was last written by this
-    // kernel in the previous step (or by plain memsets and copies, which order the stream),
-    // and the step's row layout by a plain copy before the step.
+    // Before the wait for the kernel before: the slice (the long pole), and this thread's conv
+    // taps and ring history. The states were last written by an earlier step (this kernel, the
+    // prefill's ring update, or plain memsets and copies), the step's row layout by a plain
+    // copy before the step, and the weights never change.
     float4 st[kPasses];
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
@@ -65,23 +82,80 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
         st[p] = d < dk ? *reinterpret_cast<const float4*>(head + std::size_t(d) * dv + c0 + cg * 4)
                        : make_float4(0.f, 0.f, 0.f, 0.f);
     }
+    // Channel of q/k index i < 2 dk: q of the key head, then its k.
+    auto qkChannel = [&](int i) { return i < dk ? kh * dk + i : dims.nK * dk + kh * dk + i - dk; };
+    float taps[kQk + 1][kTaps], window[kQk + 1][kTaps]; // entry kQk: the value column
+#pragma unroll
+    for (int e = 0; e <= kQk; ++e) {
+        const int i = tid + e * kDecodeThreads;
+        const bool active = e < kQk ? i < 2 * dk : tid < kCols;
+        const int c = e < kQk ? qkChannel(i) : 2 * dims.nK * dk + j * dv + c0 + tid;
+#pragma unroll
+        for (int m = 0; m < kTaps; ++m) {
+            const bool tap = active && m < kernel;
+            taps[e][m] = tap ? convWeight[std::size_t(c) * kernel + m] : 0.0f;
+            window[e][m] = tap && m < hist
+                ? ring[std::size_t(c) * kernel + convRingIndex(at - hist + m, kernel)]
+                : 0.0f;
+        }
+    }
     if (tid == 0 && (reinterpret_cast<std::uintptr_t>(normWeight) & 15) == 0 && dv % 4 == 0)
         prefetchL2(normWeight, unsigned(dv) * 4u);
-    chainedKernelEntry(); // q, k, v and the gates are the previous kernel's output
-    const float* convRow = conv + std::size_t(row) * dims.convDim;
-    float kq = 0.0f;
-    for (int d = tid; d < dk; d += kDecodeThreads) {
-        const float qd = convRow[kh * dk + d];
-        const float kd = convRow[dims.nK * dk + kh * dk + d];
-        qS[d] = qd;
-        kS[d] = kd;
-        kq += qd * kd;
+    chainedKernelEntry(); // the token's projections are the previous kernels' output
+
+    // The conv of each channel in the CPU's order, then SiLU; the ring takes the input (q and
+    // k by the key head's first value head's first block, each value column by its block).
+    const float* in = qkv + std::size_t(row) * dims.convDim;
+    const bool qkWriter = slice == 0 && (dims.tiled ? j < dims.nK : j % (dims.nV / dims.nK) == 0);
+    float sumSqQ = 0.0f, sumSqK = 0.0f;
+#pragma unroll
+    for (int e = 0; e <= kQk; ++e) {
+        const int i = tid + e * kDecodeThreads;
+        const bool active = e < kQk ? i < 2 * dk : tid < kCols;
+        if (!active)
+            continue;
+        const int c = e < kQk ? qkChannel(i) : 2 * dims.nK * dk + j * dv + c0 + tid;
+        const float x = in[c];
+        float acc = 0.0f;
+#pragma unroll
+        for (int m = 0; m < kTaps; ++m)
+            if (m < kernel)
+                acc += taps[e][m] * (m < hist ? window[e][m] : x);
+        const float y = siluF(acc);
+        if (e == kQk || qkWriter)
+            ring[std::size_t(c) * kernel + convRingIndex(at, kernel)] = x;
+        if (e == kQk)
+            vS[tid] = y;
+        else if (i < dk) {
+            qS[i] = y;
+            sumSqQ += y * y;
+        } else {
+            kS[i - dk] = y;
+            sumSqK += y * y;
+        }
     }
+    sumSqQ = warpSum(sumSqQ);
+    sumSqK = warpSum(sumSqK);
+    if (lane == 0) {
+        sumSqWarp[0][warp] = sumSqQ;
+        sumSqWarp[1][warp] = sumSqK;
+    }
+    const float gate = negA[j] * softplusF(alpha[std::size_t(row) * dims.nV + j] + dtBias[j]);
+    const float decay = expf(gate);
+    const float b = sigmoidF(beta[std::size_t(row) * dims.nV + j]);
+    __syncthreads();
+    float totalQ = 0.0f, totalK = 0.0f;
+    for (int w = 0; w < kDecodeWarps; ++w) {
+        totalQ += sumSqWarp[0][w];
+        totalK += sumSqWarp[1][w];
+    }
+    const float qNorm = 1.0f / sqrtf(totalQ + 1e-6f), kNorm = 1.0f / sqrtf(totalK + 1e-6f);
+    float kq = 0.0f;
+    for (int d = tid; d < dk; d += kDecodeThreads)
+        kq += (qS[d] * qNorm) * (kS[d] * kNorm);
     kq = warpSum(kq);
     if (lane == 0)
         kqWarp[warp] = kq;
-    const float decay = expf(g[std::size_t(row) * dims.nV + j]);
-    const float b = beta[std::size_t(row) * dims.nV + j];
     __syncthreads();
 
     // Column sums S^T k and S^T q of the old state; the decay is applied after.
@@ -90,7 +164,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     for (int p = 0; p < kPasses; ++p) {
         const int d = p * kRowsPerPass + rowInPass;
         if (d < dk) {
-            const float kd = kS[d], qd = qS[d];
+            const float kd = kS[d] * kNorm, qd = qS[d] * qNorm;
             sk.x += st[p].x * kd, sk.y += st[p].y * kd, sk.z += st[p].z * kd, sk.w += st[p].w * kd;
             sq.x += st[p].x * qd, sq.y += st[p].y * qd, sq.z += st[p].z * qd, sq.w += st[p].w * qd;
         }
@@ -120,8 +194,7 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
             kqSum += kqWarp[w];
         }
         const int col = c0 + tid;
-        const float v = convRow[2 * dims.nK * dk + j * dv + col];
-        const float delta = (v - decay * skSum) * b;
+        const float delta = (vS[tid] - decay * skSum) * b;
         deltaS[tid] = delta;
         const float o = (decay * sqSum + kqSum * delta) * dims.qScale;
         core[std::size_t(row) * dims.nV * dv + std::size_t(j) * dv + col] = o;
@@ -129,21 +202,29 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     }
     __syncthreads();
 
-    // The head's last block to finish normalises the whole head. Only the output has to be
-    // visible before the count; the state stores go out after it.
+    // The head's last block to finish normalises the whole head, resets the count for the next
+    // step and writes the gates in place (every block of the head has read them by then).
+    // Only the output has to be visible before the count; the state stores go out after it.
+    int* count = counters + std::size_t(slot) * dims.nV + j;
     if (tid == 0)
-        lastBlock = atomicAdd(&counters[s * dims.nV + j], 1) == slices - 1;
+        lastBlock = atomicAdd(count, 1) == slices - 1;
     __syncthreads();
     const bool last = lastBlock;
-    if (last)
+    if (last) {
         __threadfence(); // the other blocks' outputs are read after their count
+        if (tid == 0) {
+            *count = 0;
+            alpha[std::size_t(row) * dims.nV + j] = gate;
+            beta[std::size_t(row) * dims.nV + j] = b;
+        }
+    }
 
     const float4 dl = *reinterpret_cast<const float4*>(&deltaS[cg * 4]);
 #pragma unroll
     for (int p = 0; p < kPasses; ++p) {
         const int d = p * kRowsPerPass + rowInPass;
         if (d < dk) {
-            const float kd = kS[d];
+            const float kd = kS[d] * kNorm;
             float4 n;
             n.x = decay * st[p].x + kd * dl.x;
             n.y = decay * st[p].y + kd * dl.y;
@@ -181,42 +262,56 @@ __global__ void __launch_bounds__(kDecodeThreads) decodeKernel(const float* __re
     }
 }
 
-template <int kCols, int kDk>
-void launchDecodeKernel(const dim3& grid, cudaStream_t stream, const float* conv, const float* g,
-    const float* beta, const float* z, const float* normWeight, const Dims& dims, const Rows& rows,
-    float* recurrent, float* core, int* counters)
+struct DecodeArgs {
+    const float* qkv;
+    float *alpha, *beta;
+    const float *z, *convWeight, *dtBias, *negA, *normWeight;
+    Dims dims;
+    Rows rows;
+    DeltaNetStates states;
+    float* core;
+};
+
+template <int kCols, int kDk, int kK>
+void launchDecodeKernel(const dim3& grid, cudaStream_t stream, const DecodeArgs& a)
 {
-    launchChained(decodeKernel<kCols, kDk>, dim3(grid), dim3(kDecodeThreads), 0, stream, conv, g,
-        beta, z, normWeight, dims, rows, recurrent, core, counters);
+    launchChained(decodeKernel<kCols, kDk, kK>, dim3(grid), dim3(kDecodeThreads), 0, stream, a.qkv,
+        a.alpha, a.beta, a.z, a.convWeight, a.dtBias, a.negA, a.normWeight, a.dims, a.rows,
+        a.states.conv, a.states.recurrent, a.core, a.states.counters);
+}
+
+template <int kCols>
+void launchDecodeColumns(const dim3& grid, cudaStream_t stream, const DecodeArgs& a)
+{
+    const bool dk128 = a.dims.dk == 128, width4 = a.dims.kernel == 4;
+    if (dk128 && width4)
+        launchDecodeKernel<kCols, 128, 4>(grid, stream, a);
+    else if (dk128)
+        launchDecodeKernel<kCols, 128, 0>(grid, stream, a);
+    else if (width4)
+        launchDecodeKernel<kCols, 0, 4>(grid, stream, a);
+    else
+        launchDecodeKernel<kCols, 0, 0>(grid, stream, a);
 }
 
 } // namespace
 
-cudaError_t launchDecode(const float* conv, const float* g, const float* beta, const float* z,
-    const float* normWeight, const Dims& dims, const Rows& rows, float* recurrent, float* core,
-    int* counters, int columns, cudaStream_t stream)
+cudaError_t launchDecode(const float* qkv, float* alpha, float* beta, const float* z,
+    const float* convWeight, const float* dtBias, const float* negA, const float* normWeight,
+    const Dims& dims, const Rows& rows, const DeltaNetStates& states, float* core, int columns,
+    cudaStream_t stream)
 {
     if (columns == 0)
         columns = dims.dv % 32 == 0 ? 32 : 16;
     if ((columns != 16 && columns != 32) || dims.dv % columns != 0)
         return cudaErrorInvalidValue;
     const dim3 grid(dims.dv / columns, dims.nV, rows.sequences);
-    const bool dk128 = dims.dk == 128;
-    if (columns == 32) {
-        if (dk128)
-            launchDecodeKernel<32, 128>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
-        else
-            launchDecodeKernel<32, 0>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
-    } else {
-        if (dk128)
-            launchDecodeKernel<16, 128>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
-        else
-            launchDecodeKernel<16, 0>(
-                grid, stream, conv, g, beta, z, normWeight, dims, rows, recurrent, core, counters);
-    }
+    const DecodeArgs a { qkv, alpha, beta, z, convWeight, dtBias, negA, normWeight, dims, rows,
+        states, core };
+    if (columns == 32)
+        launchDecodeColumns<32>(grid, stream, a);
+    else
+        launchDecodeColumns<16>(grid, stream, a);
     return cudaGetLastError();
 }
 

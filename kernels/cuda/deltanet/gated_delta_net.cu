@@ -23,11 +23,10 @@ std::size_t alignUp(std::size_t bytes)
 // Block (row tile, head unit): unit u < 2 nK is query or key head u (L2-normalised), else
 // value head u - 2 nK. Each thread owns up to two channels of the unit for the tile's rows.
 // Any kernel width up to kMaxConvKernel.
-template <bool kAdvanceState>
 __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __restrict__ qkv,
     float* __restrict__ alpha, float* __restrict__ beta, const float* __restrict__ convWeight,
     const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
-    float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
+    const float* __restrict__ convState, float* __restrict__ conv)
 {
     chainedKernelEntry();
     __shared__ float partial[kConvRowsPerBlock][kConvThreads / 32];
@@ -55,26 +54,23 @@ __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __r
             const int c = base + local;
             const int s = rows.rowSeq[r];
             const int pos = r - rows.seqRow0[s];
-            float* state = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * hist;
+            const int at = rows.rowPos[r];
+            const float* ring
+                = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * kernel;
             const float* w = convWeight + std::size_t(c) * kernel;
             float window[kMaxConvKernel];
 #pragma unroll
             for (int m = 0; m < kMaxConvKernel; ++m) {
-                const int p = pos - hist + m; // input index within the sequence
+                const int p = pos - hist + m; // input index within the sequence's step
                 window[m] = m >= kernel ? 0.0f
                     : p >= 0            ? qkv[std::size_t(r - hist + m) * dims.convDim + c]
-                                        : state[hist + p];
+                                        : ring[convRingIndex(at - hist + m, kernel)];
             }
             float acc = 0.0f;
 #pragma unroll
             for (int m = 0; m < kMaxConvKernel; ++m)
                 if (m < kernel)
                     acc += w[m] * window[m];
-            if (kAdvanceState) // one row per sequence: this thread alone reads this state
-#pragma unroll
-                for (int m = 0; m + 1 < kMaxConvKernel; ++m)
-                    if (m < hist)
-                        state[m] = window[m + 1];
             out[t][e] = siluF(acc);
             sumSq += out[t][e] * out[t][e];
         }
@@ -117,10 +113,6 @@ __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __r
         alpha[at] = negA[j] * softplusF(alpha[at] + dtBias[j]);
         beta[at] = sigmoidF(beta[at]);
     }
-    if (kAdvanceState)
-        for (int i = blockIdx.x * kConvThreads + tid; i < rows.sequences * dims.nV;
-             i += gridDim.x * kConvThreads)
-            counters[i] = 0;
 }
 
 // The same for a kernel width of 4 (Qwen3.5's), memory-bound at prefill: each thread loads its
@@ -129,13 +121,12 @@ __global__ void __launch_bounds__(kConvThreads) convGatesKernel(const float* __r
 constexpr int kFastRows = 16;
 constexpr int kFastHist = 3;
 
-template <bool kAdvanceState>
 __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const float* __restrict__ qkv,
     float* __restrict__ alpha, float* __restrict__ beta, const float* __restrict__ convWeight,
     const float* __restrict__ dtBias, const float* __restrict__ negA, Dims dims, Rows rows,
-    float* __restrict__ convState, float* __restrict__ conv, int* __restrict__ counters)
+    const float* __restrict__ convState, float* __restrict__ conv)
 {
-    __shared__ int rowPos[kFastRows], rowSlot[kFastRows];
+    __shared__ int rowPos[kFastRows], rowAt[kFastRows], rowSlot[kFastRows];
     __shared__ float partial[kFastRows][kConvThreads / 32];
     const int tid = threadIdx.x;
     const int row0 = blockIdx.x * kFastRows;
@@ -150,13 +141,15 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
     chainedKernelEntry();
     if (tid < kFastRows) {
         const int r = row0 + tid;
-        int pos = -1, slot = 0;
+        int pos = -1, at = 0, slot = 0;
         if (r < rows.rows) {
             const int s = rows.rowSeq[r];
             pos = r - rows.seqRow0[s];
+            at = rows.rowPos[r];
             slot = rows.stateSlots[s];
         }
         rowPos[tid] = pos;
+        rowAt[tid] = at;
         rowSlot[tid] = slot;
     }
     __syncthreads();
@@ -184,20 +177,17 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
             if (!active || pos < 0)
                 continue;
             float win[4];
-            float* state = convState + (std::size_t(rowSlot[t]) * dims.convDim + c) * kFastHist;
+            const float* ring = convState + (std::size_t(rowSlot[t]) * dims.convDim + c) * 4;
 #pragma unroll
             for (int m = 0; m < 4; ++m)
-                win[m] = pos - kFastHist + m >= 0 ? in[t + m] : state[pos + m];
+                win[m] = pos - kFastHist + m >= 0
+                    ? in[t + m]
+                    : ring[convRingIndex(rowAt[t] - kFastHist + m, 4)];
             float acc = 0.0f; // in the CPU's order
             acc += w.x * win[0];
             acc += w.y * win[1];
             acc += w.z * win[2];
             acc += w.w * win[3];
-            if (kAdvanceState) { // one row per sequence: this thread alone reads this state
-                state[0] = win[1];
-                state[1] = win[2];
-                state[2] = win[3];
-            }
             out[t][e] = siluF(acc);
             sumSq[t] += out[t][e] * out[t][e];
         }
@@ -242,14 +232,10 @@ __global__ void __launch_bounds__(kConvThreads) convGatesWidth4Kernel(const floa
         alpha[at] = negA[j] * softplusF(alpha[at] + dtBias[j]);
         beta[at] = sigmoidF(beta[at]);
     }
-    if (kAdvanceState)
-        for (int i = blockIdx.x * kConvThreads + tid; i < rows.sequences * dims.nV;
-             i += gridDim.x * kConvThreads)
-            counters[i] = 0;
 }
 
-// Thread per (sequence, channel): the state becomes the sequence's last kernel-1 inputs,
-// reaching back into the old state when the sequence is shorter than that.
+// Thread per (sequence, channel): the sequence's last kernel-1 inputs of the step into its
+// ring; a sequence shorter than that keeps the older entries it still needs.
 __global__ void convStateAdvanceKernel(
     const float* __restrict__ qkv, Dims dims, Rows rows, float* __restrict__ convState)
 {
@@ -259,23 +245,11 @@ __global__ void convStateAdvanceKernel(
     if (c >= dims.convDim)
         return;
     const int n = rows.seqTokens[s];
-    if (n <= 0)
-        return;
-    const int hist = dims.kernel - 1;
-    const int row0 = rows.seqRow0[s];
-    float* state = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * hist;
-    float next[kMaxConvKernel];
-#pragma unroll
-    for (int m = 0; m < kMaxConvKernel; ++m) {
-        const int p = n - hist + m;
-        next[m] = m >= hist ? 0.0f
-            : p >= 0        ? qkv[std::size_t(row0 + p) * dims.convDim + c]
-                            : state[hist + p];
-    }
-#pragma unroll
-    for (int m = 0; m < kMaxConvKernel; ++m)
-        if (m < hist)
-            state[m] = next[m];
+    const int kernel = dims.kernel;
+    const int row0 = rows.seqRow0[s], at0 = rows.seqPos0[s];
+    float* ring = convState + (std::size_t(rows.stateSlots[s]) * dims.convDim + c) * kernel;
+    for (int m = n - (kernel - 1) > 0 ? n - (kernel - 1) : 0; m < n; ++m)
+        ring[convRingIndex(at0 + m, kernel)] = qkv[std::size_t(row0 + m) * dims.convDim + c];
 }
 
 // Warp per (row, value head): core = rmsNorm(core, w) * silu(z), as ops::rmsNorm + siluMul.
@@ -325,6 +299,20 @@ Dims makeDims(const DeltaNetShape& shape)
     return d;
 }
 
+Rows rowsOf(const StepLayout& layout)
+{
+    Rows rows;
+    rows.rowSeq = layout.rowSeq;
+    rows.rowPos = layout.rowPos;
+    rows.seqRow0 = layout.seqRow0;
+    rows.seqTokens = layout.seqTokens;
+    rows.seqPos0 = layout.seqPos0;
+    rows.stateSlots = layout.stateSlots;
+    rows.rows = layout.rows;
+    rows.sequences = layout.sequences;
+    return rows;
+}
+
 ScratchLayout scratchLayout(const DeltaNetShape& shape, const StepLayout& layout)
 {
     ScratchLayout s;
@@ -332,11 +320,9 @@ ScratchLayout scratchLayout(const DeltaNetShape& shape, const StepLayout& layout
     const std::size_t seqs = std::size_t(layout.sequences > 0 ? layout.sequences : 0);
     s.prefill = layout.maxTokensPerSequence > 1;
     std::size_t at = 0;
-    s.conv = at;
-    at += alignUp(rows * std::size_t(shape.convDim()) * sizeof(float));
-    s.counters = at;
-    at += alignUp(seqs * std::size_t(shape.valueHeads) * sizeof(int));
-    if (s.prefill) {
+    if (s.prefill) { // decode keeps its conv outputs in registers and shared memory
+        s.conv = at;
+        at += alignUp(rows * std::size_t(shape.convDim()) * sizeof(float));
         // Chunks of sequence s: ceil(n_s / 64) <= n_s / 64 + 1, and <= ceil(max / 64).
         const std::size_t perSeq = std::size_t(layout.maxTokensPerSequence + kChunk - 1) / kChunk;
         std::size_t chunks = (rows + kChunk - 1) / kChunk + seqs;
@@ -356,27 +342,19 @@ ScratchLayout scratchLayout(const DeltaNetShape& shape, const StepLayout& layout
 }
 
 cudaError_t launchConvGates(const float* qkv, float* alpha, float* beta, const float* convWeight,
-    const float* dtBias, const float* negA, const Dims& dims, const Rows& rows, float* convState,
-    float* conv, int* counters, bool advanceConvState, cudaStream_t stream)
+    const float* dtBias, const float* negA, const Dims& dims, const Rows& rows,
+    const float* convState, float* conv, cudaStream_t stream)
 {
     const int units = 2 * dims.nK + dims.nV;
     if (dims.kernel == 4) {
         const dim3 grid((rows.rows + kFastRows - 1) / kFastRows, units);
-        if (advanceConvState)
-            launchChained(convGatesWidth4Kernel<true>, dim3(grid), dim3(kConvThreads), 0, stream,
-                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
-        else
-            launchChained(convGatesWidth4Kernel<false>, dim3(grid), dim3(kConvThreads), 0, stream,
-                qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+        launchChained(convGatesWidth4Kernel, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha,
+            beta, convWeight, dtBias, negA, dims, rows, convState, conv);
         return cudaGetLastError();
     }
     const dim3 grid((rows.rows + kConvRowsPerBlock - 1) / kConvRowsPerBlock, units);
-    if (advanceConvState)
-        launchChained(convGatesKernel<true>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha,
-            beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
-    else
-        launchChained(convGatesKernel<false>, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha,
-            beta, convWeight, dtBias, negA, dims, rows, convState, conv, counters);
+    launchChained(convGatesKernel, dim3(grid), dim3(kConvThreads), 0, stream, qkv, alpha, beta,
+        convWeight, dtBias, negA, dims, rows, convState, conv);
     return cudaGetLastError();
 }
 
@@ -412,29 +390,22 @@ cudaError_t gatedDeltaNetTuned(const float* qkv, float* alpha, float* beta, cons
         && shape.keyDim % 16 == 0 && shape.valueDim % 16 == 0 && shape.keyDim > 0
         && shape.valueDim > 0 && shape.keyDim <= kMaxHeadDim && shape.valueDim <= kMaxHeadDim
         && shape.convKernel >= 2 && shape.convKernel <= kMaxConvKernel;
-    if (!shapeOk)
+    if (!shapeOk || !states.conv || !states.recurrent || !states.counters)
         return cudaErrorInvalidValue;
     const ScratchLayout at = scratchLayout(shape, layout);
-    if (scratch.bytes < at.total || scratch.data == nullptr)
+    if (at.total > 0 && (scratch.bytes < at.total || scratch.data == nullptr))
         return cudaErrorInvalidValue;
     const Dims dims = makeDims(shape);
-    Rows rows;
-    rows.rowSeq = layout.rowSeq;
-    rows.seqRow0 = layout.seqRow0;
-    rows.seqTokens = layout.seqTokens;
-    rows.stateSlots = layout.stateSlots;
-    rows.rows = layout.rows;
-    rows.sequences = layout.sequences;
-    auto* conv = reinterpret_cast<float*>(scratch.data + at.conv);
-    auto* counters = reinterpret_cast<int*>(scratch.data + at.counters);
+    const Rows rows = rowsOf(layout);
+    if (!at.prefill)
+        return launchDecode(qkv, alpha, beta, z, convWeight, dtBias, negA, normWeight, dims, rows,
+            states, core, tuning.decodeColumns, stream);
 
-    cudaError_t err = launchConvGates(qkv, alpha, beta, convWeight, dtBias, negA, dims, rows,
-        states.conv, conv, counters, !at.prefill, stream);
+    auto* conv = reinterpret_cast<float*>(scratch.data + at.conv);
+    cudaError_t err = launchConvGates(
+        qkv, alpha, beta, convWeight, dtBias, negA, dims, rows, states.conv, conv, stream);
     if (err != cudaSuccess)
         return err;
-    if (!at.prefill)
-        return launchDecode(conv, alpha, beta, z, normWeight, dims, rows, states.recurrent, core,
-            counters, tuning.decodeColumns, stream);
 
     auto* cum = reinterpret_cast<float*>(scratch.data + at.cum);
     auto* wT = reinterpret_cast<float*>(scratch.data + at.wT);

@@ -172,6 +172,42 @@ template <typename T> cudaError_t allocCopy(T*& dst, const std::vector<T>& src)
     return err != cudaSuccess ? err : toDevice(dst, src);
 }
 
+constexpr int kEarlierContext = 100;
+
+// The CPU's conv states (per slot and channel the last kernel-1 inputs, oldest first) as the
+// device's rings (kernel entries, input position p at p mod kernel) for slots whose next
+// position is pos[slot], and back.
+std::vector<float> convRings(
+    const std::vector<float>& shifted, const DeltaNetShape& shape, const std::vector<int>& pos)
+{
+    const int kernel = shape.convKernel, hist = kernel - 1;
+    const std::size_t channels = std::size_t(pos.size()) * std::size_t(shape.convDim());
+    std::vector<float> ring(channels * std::size_t(kernel), 0.0f);
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+        const int p0 = pos[ch / std::size_t(shape.convDim())];
+        for (int m = 0; m < hist; ++m)
+            ring[ch * std::size_t(kernel)
+                + std::size_t(kernels::cuda::deltanet::convRingIndex(p0 - hist + m, kernel))]
+                = shifted[ch * std::size_t(hist) + std::size_t(m)];
+    }
+    return ring;
+}
+
+std::vector<float> convShifted(
+    const std::vector<float>& ring, const DeltaNetShape& shape, const std::vector<int>& pos)
+{
+    const int kernel = shape.convKernel, hist = kernel - 1;
+    const std::size_t channels = std::size_t(pos.size()) * std::size_t(shape.convDim());
+    std::vector<float> shifted(channels * std::size_t(hist));
+    for (std::size_t ch = 0; ch < channels; ++ch) {
+        const int p0 = pos[ch / std::size_t(shape.convDim())];
+        for (int m = 0; m < hist; ++m)
+            shifted[ch * std::size_t(hist) + std::size_t(m)] = ring[ch * std::size_t(kernel)
+                + std::size_t(kernels::cuda::deltanet::convRingIndex(p0 - hist + m, kernel))];
+    }
+    return shifted;
+}
+
 #define CW_TRY(expr)                                                                               \
     do {                                                                                           \
         const cudaError_t err_ = (expr);                                                           \
@@ -186,12 +222,15 @@ DeviceDeltaNet::DeviceDeltaNet(const DeltaNetLayerData& layer)
     , m_slots(layer.slots)
 {
     // Failures surface as errors of the first run(): every pointer left null fails there.
+    m_slotPos.assign(std::size_t(m_slots), kEarlierContext);
+    const std::vector<int> zeros(std::size_t(m_slots) * std::size_t(m_shape.valueHeads), 0);
     if (allocCopy(m_convWeight, layer.convWeight) != cudaSuccess
         || allocCopy(m_dtBias, layer.dtBias) != cudaSuccess
         || allocCopy(m_negA, layer.negA) != cudaSuccess
         || allocCopy(m_normWeight, layer.normWeight) != cudaSuccess
-        || allocCopy(m_convState, layer.convState) != cudaSuccess
-        || allocCopy(m_recurrent, layer.recurrentState) != cudaSuccess)
+        || allocCopy(m_convState, convRings(layer.convState, layer.shape, m_slotPos)) != cudaSuccess
+        || allocCopy(m_recurrent, layer.recurrentState) != cudaSuccess
+        || allocCopy(m_counters, zeros) != cudaSuccess)
         std::fprintf(stderr, "DeviceDeltaNet: allocation failed\n");
 }
 
@@ -202,7 +241,7 @@ DeviceDeltaNet::~DeviceDeltaNet()
              static_cast<void*>(m_convState), static_cast<void*>(m_recurrent),
              static_cast<void*>(m_qkv), static_cast<void*>(m_alpha), static_cast<void*>(m_beta),
              static_cast<void*>(m_z), static_cast<void*>(m_core), static_cast<void*>(m_ints),
-             static_cast<void*>(m_scratch) })
+             static_cast<void*>(m_counters), static_cast<void*>(m_scratch) })
         if (p)
             cudaFree(p);
 }
@@ -243,15 +282,18 @@ cudaError_t DeviceDeltaNet::upload(const DeltaNetStepData& step)
     for (int s = 0; s < S; ++s)
         for (int i = 0; i < step.lengths[std::size_t(s)]; ++i)
             ints.push_back(s);
+    int lastPos = 0;
     for (int s = 0; s < S; ++s)
-        for (int i = 0; i < step.lengths[std::size_t(s)]; ++i)
-            ints.push_back(100 + i); // positions: the state carries an earlier context
+        for (int i = 0; i < step.lengths[std::size_t(s)]; ++i) {
+            ints.push_back(m_slotPos[std::size_t(step.slots[std::size_t(s)])] + i);
+            lastPos = std::max(lastPos, ints.back());
+        }
     for (int t = 0; t < T; ++t)
         ints.push_back(t);
     ints.insert(ints.end(), seqRow0.begin(), seqRow0.end());
     ints.insert(ints.end(), step.lengths.begin(), step.lengths.end());
     for (int s = 0; s < S; ++s)
-        ints.push_back(100);
+        ints.push_back(m_slotPos[std::size_t(step.slots[std::size_t(s)])]);
     ints.insert(ints.end(), step.slots.begin(), step.slots.end());
     CW_TRY(reserve(m_ints, m_intsCap, ints.size()));
     CW_TRY(toDevice(m_ints, ints));
@@ -260,7 +302,7 @@ cudaError_t DeviceDeltaNet::upload(const DeltaNetStepData& step)
     m_layout.rows = T;
     m_layout.sequences = S;
     m_layout.maxTokensPerSequence = step.maxTokensPerSequence;
-    m_layout.maxContext = 100 + step.maxTokensPerSequence;
+    m_layout.maxContext = lastPos + 1 + step.maxTokensPerSequence;
     m_layout.rowSeq = m_ints;
     m_layout.rowPos = m_ints + T;
     m_layout.tokens = m_ints + 2 * T;
@@ -295,6 +337,8 @@ cudaError_t DeviceDeltaNet::run(const DeltaNetStepData& step, DeltaNetStepResult
     CW_TRY(launched);
     CW_TRY(cudaDeviceSynchronize());
     CW_TRY(cudaGetLastError());
+    for (std::size_t s = 0; s < step.lengths.size(); ++s)
+        m_slotPos[std::size_t(step.slots[s])] += step.lengths[s];
     if (!result)
         return cudaSuccess;
     CW_TRY(toHost(result->core, m_core, coreCount));
@@ -308,8 +352,10 @@ cudaError_t DeviceDeltaNet::downloadStates(
 {
     const std::size_t convDim = std::size_t(m_shape.convDim());
     const std::size_t heads = std::size_t(m_slots) * std::size_t(m_shape.valueHeads);
+    std::vector<float> rings;
     CW_TRY(toHost(
-        conv, m_convState, std::size_t(m_slots) * convDim * std::size_t(m_shape.convKernel - 1)));
+        rings, m_convState, std::size_t(m_slots) * convDim * std::size_t(m_shape.convKernel)));
+    conv = convShifted(rings, m_shape, m_slotPos);
     CW_TRY(toHost(recurrent, m_recurrent,
         heads * std::size_t(m_shape.keyDim) * std::size_t(m_shape.valueDim)));
     return cudaSuccess;

@@ -59,7 +59,8 @@ public:
     cudaError_t run(const DeltaNetStepData& step, DeltaNetStepResult* result,
         const kernels::cuda::deltanet::Tuning* tuning = nullptr);
 
-    // The device's conv and recurrent states of every slot as they are now.
+    // The device's conv and recurrent states of every slot as they are now, the conv states in
+    // the CPU's layout (the last kernel-1 inputs, oldest first).
     cudaError_t downloadStates(std::vector<float>& conv, std::vector<float>& recurrent) const;
 
     // For the benchmark: upload once, then enqueue the call repeatedly on `stream`.
@@ -73,7 +74,10 @@ public:
     float* core() { return m_core; }
     kernels::cuda::StepLayout layout() const { return m_layout; }
     kernels::cuda::DeviceScratch scratch() const { return { m_scratch, m_scratchBytes }; }
-    kernels::cuda::DeltaNetStates states() const { return { m_convState, m_recurrent }; }
+    kernels::cuda::DeltaNetStates states() const
+    {
+        return { m_convState, m_recurrent, m_counters };
+    }
     const float* convWeight() const { return m_convWeight; }
     const float* dtBias() const { return m_dtBias; }
     const float* negA() const { return m_negA; }
@@ -88,6 +92,10 @@ private:
           *m_convState = nullptr, *m_recurrent = nullptr;
     float *m_qkv = nullptr, *m_alpha = nullptr, *m_beta = nullptr, *m_z = nullptr,
           *m_core = nullptr;
+    int* m_counters = nullptr;
+    // Each slot's next position: the device's conv ring is indexed by position (the CPU's
+    // states carry an earlier context of 100 tokens when a test starts).
+    std::vector<int> m_slotPos;
     std::int32_t* m_ints = nullptr;
     std::byte* m_scratch = nullptr;
     std::size_t m_qkvCap = 0, m_alphaCap = 0, m_betaCap = 0, m_zCap = 0, m_coreCap = 0,

@@ -128,13 +128,7 @@ void benchPrefillStages(DeviceDeltaNet& device, const DeltaNetShape& shape, cuda
     const auto layout = device.layout();
     const dn::ScratchLayout at = dn::scratchLayout(shape, layout);
     const dn::Dims dims = dn::makeDims(shape);
-    dn::Rows rows;
-    rows.rowSeq = layout.rowSeq;
-    rows.seqRow0 = layout.seqRow0;
-    rows.seqTokens = layout.seqTokens;
-    rows.stateSlots = layout.stateSlots;
-    rows.rows = layout.rows;
-    rows.sequences = layout.sequences;
+    const dn::Rows rows = dn::rowsOf(layout);
     std::byte* base = device.scratch().data;
     auto* conv = reinterpret_cast<float*>(base + at.conv);
     auto* cum = reinterpret_cast<float*>(base + at.cum);
@@ -146,9 +140,9 @@ void benchPrefillStages(DeviceDeltaNet& device, const DeltaNetShape& shape, cuda
     constexpr int kRounds = 5;
     for (int r = 0; r < kRounds; ++r) {
         timer.start(stream);
-        CHECK(dn::launchConvGates(device.qkv(), device.alpha(), device.betaRaw(),
-            device.convWeight(), device.dtBias(), device.negA(), dims, rows, states.conv, conv,
-            nullptr, false, stream));
+        CHECK(
+            dn::launchConvGates(device.qkv(), device.alpha(), device.betaRaw(), device.convWeight(),
+                device.dtBias(), device.negA(), dims, rows, states.conv, conv, stream));
         ms[0] += timer.stopMs(stream);
         timer.start(stream);
         CHECK(dn::launchConvStateAdvance(device.qkv(), dims, rows, states.conv, stream));
