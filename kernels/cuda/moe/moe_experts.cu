@@ -70,6 +70,9 @@ GroupedLayout groupedLayout(std::byte* base, std::int64_t tokens, int k, std::in
     l.activeCount = reinterpret_cast<std::int32_t*>(take(4));
     l.sortedPair = reinterpret_cast<std::int32_t*>(take(pairs * 4));
     l.pairPos = reinterpret_cast<std::int32_t*>(take(pairs * 4));
+    if (bf16)
+        l.xb
+            = reinterpret_cast<std::uint16_t*>(take(std::size_t(tokens) * std::size_t(hidden) * 2));
     l.hidden = take(pairs * std::size_t(ffn) * (bf16 ? 2 : 4));
     l.down = reinterpret_cast<float*>(take(pairs * std::size_t(hidden) * 4));
     l.bytes = at;
@@ -81,7 +84,7 @@ cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
     cudaStream_t stream)
 {
-    const bool bf16 = usesBf16Tiles(precision);
+    const bool bf16 = usesBf16Tiles(precision, gate.cols, down.cols);
     const GroupedLayout layout
         = groupedLayout(scratch.data, tokens, k, gate.experts, gate.rows, down.rows, bf16);
     if (layout.bytes > scratch.bytes)
@@ -150,10 +153,10 @@ std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceEx
     if (tokens <= moe::kDecodeMaxTokens)
         return decode;
     // The up stack is not given: it has the gate's shape, and a different type only sends the
-    // call to the decode kernels, which need less. The f32 layout (hidden rows in f32) covers
-    // every grouped path, whatever the precision.
-    const std::size_t grouped
-        = moe::groupedLayout(nullptr, tokens, k, gate.experts, gate.rows, down.rows, false).bytes;
+    // call to the decode kernels, which need less. Either grouped layout, whatever the precision.
+    const std::size_t grouped = std::max(
+        moe::groupedLayout(nullptr, tokens, k, gate.experts, gate.rows, down.rows, false).bytes,
+        moe::groupedLayout(nullptr, tokens, k, gate.experts, gate.rows, down.rows, true).bytes);
     return grouped > decode ? grouped : decode;
 }
 

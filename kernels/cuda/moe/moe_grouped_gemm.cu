@@ -6,18 +6,21 @@
 // Weight tiles are decoded with dequant8 straight from the GGUF blocks into shared memory
 // (never a dequantized copy of the experts in device memory). BFloat16: bf16 operands on the
 // tensor cores (mma.sync m16n8k16, f32 accumulation). Float32: plain f32 FMA, the reference.
+#include "kernels/cuda/async_copy.cuh"
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
 #include "kernels/cuda/quant/dequant.cuh"
 
+#include <algorithm>
 #include <cuda_bf16.h>
 
 namespace cw::kernels::cuda::moe {
 namespace {
 
 struct GemmArgs {
-    const float* x = nullptr; // gate/up: the token rows [tokens][hidden]
+    const float* x = nullptr; // gate/up, f32 tiles: the token rows [tokens][hidden]
+    const std::uint16_t* xb = nullptr; // gate/up, bf16 tiles: the same rows in bf16
     const void* hidden = nullptr; // down: silu(gate) * up in sorted order, bf16 or f32
     DeviceExpertStack w0, w1; // gate and up, or down (w1 unused)
     const std::int32_t* offsets = nullptr;
@@ -63,9 +66,16 @@ __device__ __forceinline__ const std::uint8_t* tileWeightRow(
 
 // --- bf16 tensor-core tiles ------------------------------------------------------------------
 
-constexpr int kBM = 128, kBN = 128, kBK = 32;
-constexpr int kLd = kBK + 8; // padded row (80 bytes): ldmatrix rows fall in distinct banks
+// k-steps of 64 values: each stage's tensor-core work (16 mma per warp and 16 values of k)
+// then hides the next stage's loads and dequantization, and a block meets at half as many
+// barriers as with 32. Two stages of A and B tiles: 72 KB of dynamic shared memory.
+constexpr int kBM = 128, kBN = 128, kBK = kTileStepBf16;
+constexpr int kLd = kBK + 8; // padded row (144 bytes): ldmatrix rows fall in distinct banks
 constexpr int kThreads = 256;
+constexpr int kStageRows = kThreads / (kBK / 8); // rows one pass of 16-byte pieces covers
+constexpr int kPieces = kBM / kStageRows; // 16-byte pieces of A (and of B) per thread per stage
+constexpr std::size_t kTileSharedBytes = std::size_t(2) * (kBM + kBN) * kLd * 2;
+static_assert(kBM == kBN && kStageRows * kPieces == kBM, "A and B stages share the layout");
 
 __device__ __forceinline__ std::uint32_t packBf16(float lo, float hi)
 {
@@ -90,97 +100,85 @@ __device__ __forceinline__ void mmaBf16(
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// One k-step of staged operands in registers (loaded while the previous step computes).
+// The dequantized weights of one k-step, held in registers while the previous step computes
+// (A goes global -> shared by cp.async, never through registers).
 struct Bf16Stage {
-    uint4 a[2]; // four f32 x values packed to bf16 per .x/.y (gate/up) or 8 bf16 (down)
-    uint4 b[2];
+    uint4 b[kPieces];
 };
+
+// x rows in bf16 for the gate/up tiles (read by every weight-row tile of an expert: half the
+// bytes of f32, converted once).
+__global__ void toBf16Kernel(const float* __restrict__ x, std::int64_t n4, uint2* __restrict__ out)
+{
+    chainedKernelEntry();
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+         i += std::int64_t(gridDim.x) * blockDim.x) {
+        const float4 v = reinterpret_cast<const float4*>(x)[i];
+        out[i] = make_uint2(packBf16(v.x, v.y), packBf16(v.z, v.w));
+    }
+}
 
 template <TensorType Type, bool GateUp>
 __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
 {
     chainedKernelEntry();
-    __shared__ __align__(16) std::uint16_t sA[2][kBM][kLd];
-    __shared__ __align__(16) std::uint16_t sB[2][kBN][kLd];
+    extern __shared__ __align__(16) std::uint16_t tileShared[];
+    auto sA = reinterpret_cast<std::uint16_t(*)[kBM][kLd]>(tileShared);
+    auto sB = reinterpret_cast<std::uint16_t(*)[kBN][kLd]>(tileShared + 2 * kBM * kLd);
     int e, row0, rows;
     if (!locateTile(a, int(blockIdx.y), kBM, e, row0, rows))
         return;
     const int tid = int(threadIdx.x), lane = tid % 32, warp = tid / 32;
     const int wm = warp / 4, wn = warp % 4; // 2 x 4 warps, each 64 token rows x 32 weight rows
     const std::int64_t nTile = blockIdx.x;
+    const int piece = tid % (kBK / 8); // which 8 values of the k-step this thread moves
 
-    // A sources: gate/up reads 4 rows of 8 float4 (x rows gathered by token); down reads 2
-    // rows of 4 uint4 (bf16 hidden rows, already in sorted order).
-    const void* aRow[4];
+    // A sources, bf16 rows: gate/up the token rows gathered by pair, down the hidden rows
+    // (already in sorted order); B, the weight rows (gate/up: pieces 0-1 gate rows, 2-3 up
+    // rows). Held as 32-bit offsets from their stacks, -1 past the tile: pointers here spilled.
+    const std::uint16_t* aBase = GateUp ? a.xb : static_cast<const std::uint16_t*>(a.hidden);
+    int aOff[kPieces];
+    unsigned bOff[kPieces];
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        const int m = GateUp ? (tid >> 3) + 32 * i : (tid >> 2) + 64 * (i & 1);
-        aRow[i] = nullptr;
-        if (m < rows && (GateUp || i < 2)) {
+    for (int i = 0; i < kPieces; ++i) {
+        const int m = tid / (kBK / 8) + kStageRows * i;
+        aOff[i] = -1;
+        if (m < rows) {
             const std::int64_t pos = row0 + m;
-            if constexpr (GateUp)
-                aRow[i] = a.x + std::int64_t(a.sortedPair[pos] / a.k) * a.kDim;
-            else
-                aRow[i] = static_cast<const std::uint16_t*>(a.hidden) + pos * a.kDim;
+            aOff[i] = int((GateUp ? std::int64_t(a.sortedPair[pos] / a.k) : pos) * a.kDim);
         }
+        const DeviceExpertStack& w = GateUp && i >= kPieces / 2 ? a.w1 : a.w0;
+        const std::uint8_t* row = tileWeightRow<GateUp>(a, e, nTile, m, kBN);
+        bOff[i] = row ? unsigned(row - static_cast<const std::uint8_t*>(w.data)) : ~0u;
     }
-    const std::uint8_t* bRow[2];
-#pragma unroll
-    for (int i = 0; i < 2; ++i)
-        bRow[i] = tileWeightRow<GateUp>(a, e, nTile, (tid >> 2) + 64 * i, kBN);
 
-    auto load = [&](int kt, Bf16Stage& s) {
-        if constexpr (GateUp) {
+    auto copyA = [&](int kt, int buf) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (aRow[i])
-                    v = reinterpret_cast<const float4*>(
-                        static_cast<const float*>(aRow[i]) + kt * kBK)[tid & 7];
-                const std::uint32_t lo = packBf16(v.x, v.y), hi = packBf16(v.z, v.w);
-                if (i % 2 == 0) {
-                    s.a[i / 2].x = lo;
-                    s.a[i / 2].y = hi;
-                } else {
-                    s.a[i / 2].z = lo;
-                    s.a[i / 2].w = hi;
-                }
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 2; ++i) {
-                s.a[i] = make_uint4(0, 0, 0, 0);
-                if (aRow[i])
-                    s.a[i] = reinterpret_cast<const uint4*>(
-                        static_cast<const std::uint16_t*>(aRow[i]) + kt * kBK)[tid & 3];
-            }
+        for (int i = 0; i < kPieces; ++i) {
+            const int r = tid / (kBK / 8) + kStageRows * i;
+            const bool valid = aOff[i] >= 0;
+            const std::uint16_t* src = aBase + (valid ? aOff[i] + kt * kBK + piece * 8 : 0);
+            copyAsync16(&sA[buf][r][piece * 8], src, valid);
         }
+        commitAsync();
+    };
+    auto load = [&](int kt, Bf16Stage& s) {
 #pragma unroll
-        for (int i = 0; i < 2; ++i) {
+        for (int i = 0; i < kPieces; ++i) {
             float w[8] = {};
-            if (bRow[i])
-                dequant8<Type>(bRow[i], std::int64_t(kt) * (kBK / 8) + (tid & 3), w);
+            const DeviceExpertStack& stack = GateUp && i >= kPieces / 2 ? a.w1 : a.w0;
+            if (bOff[i] != ~0u)
+                dequant8<Type>(static_cast<const std::uint8_t*>(stack.data) + bOff[i],
+                    std::int64_t(kt) * (kBK / 8) + piece, w);
             s.b[i] = make_uint4(packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]),
                 packBf16(w[6], w[7]));
         }
     };
     auto store = [&](int buf, const Bf16Stage& s) {
-        if constexpr (GateUp) {
 #pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                const int m = (tid >> 3) + 32 * i;
-                const uint2 v = i % 2 == 0 ? make_uint2(s.a[i / 2].x, s.a[i / 2].y)
-                                           : make_uint2(s.a[i / 2].z, s.a[i / 2].w);
-                *reinterpret_cast<uint2*>(&sA[buf][m][(tid & 7) * 4]) = v;
-            }
-        } else {
-#pragma unroll
-            for (int i = 0; i < 2; ++i)
-                *reinterpret_cast<uint4*>(&sA[buf][(tid >> 2) + 64 * i][(tid & 3) * 8]) = s.a[i];
-        }
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-            *reinterpret_cast<uint4*>(&sB[buf][(tid >> 2) + 64 * i][(tid & 3) * 8]) = s.b[i];
+        for (int i = 0; i < kPieces; ++i)
+            *reinterpret_cast<uint4*>(&sB[buf][tid / (kBK / 8) + kStageRows * i][piece * 8])
+                = s.b[i];
     };
 
     float acc[4][4][4] = {};
@@ -190,13 +188,17 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
     const int nBase1 = GateUp ? kBN / 2 + wn * 16 : wn * 32 + 16;
     const int kTiles = int(a.kDim / kBK);
     Bf16Stage stage;
+    copyA(0, 0);
     load(0, stage);
     store(0, stage);
+    waitAsync<0>();
     __syncthreads();
     for (int kt = 0; kt < kTiles; ++kt) {
         const int buf = kt & 1;
-        if (kt + 1 < kTiles)
+        if (kt + 1 < kTiles) {
+            copyA(kt + 1, buf ^ 1); // buf ^ 1 was last read before the barrier ending kt - 1
             load(kt + 1, stage);
+        }
 #pragma unroll
         for (int kk = 0; kk < kBK; kk += 16) {
             std::uint32_t af[4][4], bf[2][4];
@@ -215,6 +217,7 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
         }
         if (kt + 1 < kTiles)
             store(buf ^ 1, stage);
+        waitAsync<0>();
         __syncthreads();
     }
 
@@ -361,10 +364,15 @@ template <bool GateUp> struct TileLaunch {
         const int rowsPerTile = GateUp ? tileN / 2 : tileN;
         const dim3 grid(unsigned((args.nDim + rowsPerTile - 1) / rowsPerTile),
             unsigned(maxTiles(pairs, args.experts, tileRows)));
-        if (bf16)
-            launchChained(
-                bf16TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
-        else
+        if (bf16) {
+            // A host call, not a stream operation (fine inside a graph capture too).
+            if (cudaFuncSetAttribute(bf16TileKernel<Type, GateUp>,
+                    cudaFuncAttributeMaxDynamicSharedMemorySize, int(kTileSharedBytes))
+                != cudaSuccess)
+                return;
+            launchChained(bf16TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads),
+                kTileSharedBytes, stream, args);
+        } else
             launchChained(f32TileKernel<Type, GateUp>, dim3(grid), dim3(kThreads), 0, stream, args);
     }
 };
@@ -385,10 +393,17 @@ GemmArgs tileArgs(const GroupedLayout& layout, int experts, int k)
 cudaError_t groupedGateUp(const float* x, std::int64_t tokens, int k, const DeviceExpertStack& gate,
     const DeviceExpertStack& up, const GroupedLayout& layout, bool bf16, cudaStream_t stream)
 {
-    if (gate.type != up.type || gate.cols % kBK != 0)
+    if (gate.type != up.type || gate.cols % (bf16 ? kBK : kFK) != 0 || (bf16 && !layout.xb))
         return cudaErrorNotSupported;
     GemmArgs a = tileArgs(layout, int(gate.experts), k);
     a.x = x;
+    if (bf16) {
+        const std::int64_t n4 = tokens * gate.cols / 4;
+        const int blocks = int(std::min<std::int64_t>((n4 + 255) / 256, 4096));
+        launchChained(toBf16Kernel, dim3(blocks), dim3(256), 0, stream, x, n4,
+            reinterpret_cast<uint2*>(layout.xb));
+        a.xb = layout.xb;
+    }
     a.w0 = gate;
     a.w1 = up;
     a.kDim = gate.cols;
@@ -402,7 +417,7 @@ cudaError_t groupedGateUp(const float* x, std::int64_t tokens, int k, const Devi
 cudaError_t groupedDown(std::int64_t tokens, int k, const DeviceExpertStack& down,
     const GroupedLayout& layout, bool bf16, cudaStream_t stream)
 {
-    if (down.cols % kBK != 0)
+    if (down.cols % (bf16 ? kBK : kFK) != 0)
         return cudaErrorNotSupported;
     GemmArgs a = tileArgs(layout, int(down.experts), k);
     a.hidden = layout.hidden;

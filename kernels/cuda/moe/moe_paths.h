@@ -27,11 +27,15 @@ constexpr std::int64_t kGroupedMatVecMaxTokens = 128;
 constexpr int kTileRowsBf16 = 128;
 constexpr int kTileRowsF32 = 64;
 
-inline bool usesBf16Tiles(GemmPrecision precision)
+// The bf16 tiles step k by 64 values; other shapes (the tiny test models') take the f32 tiles.
+constexpr int kTileStepBf16 = 64;
+
+inline bool usesBf16Tiles(GemmPrecision precision, std::int64_t gateCols, std::int64_t downCols)
 {
     // TensorFloat32 has no kernel of its own: it takes the f32 path, which is at least as
     // precise as asked.
-    return precision == GemmPrecision::BFloat16;
+    return precision == GemmPrecision::BFloat16 && gateCols % kTileStepBf16 == 0
+        && downCols % kTileStepBf16 == 0;
 }
 
 // Where the grouped path keeps its arrays inside the caller's scratch.
@@ -43,6 +47,7 @@ struct GroupedLayout {
     std::int32_t* activeCount = nullptr; // [1] how many
     std::int32_t* sortedPair = nullptr; // [pairs] pair index (t * k + j) at each sorted position
     std::int32_t* pairPos = nullptr; // [pairs] sorted position of each pair
+    std::uint16_t* xb = nullptr; // bf16 tiles: [tokens][hidden] the token rows in bf16
     void* hidden = nullptr; // [pairs][ffn] silu(gate) * up, bf16 or f32, in sorted order
     float* down = nullptr; // [pairs][hidden] down products in sorted order (unweighted)
     std::size_t bytes = 0; // total, from the base
