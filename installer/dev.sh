@@ -49,16 +49,35 @@ case "$mode" in
     configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCW_FUZZ=ON -DCW_WITH_CUDA=OFF \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCW_ENGINE_ONLY=OFF
     cmake --build build-fuzz -j "$jobs" --target cw_fuzz_all
-    status=0
+    # The fuzzers run side by side, one per core: each is a single process.
+    targets=()
     for target in build-fuzz/tests/fuzz/*/fuzz_*; do
-      [[ -x "$target" ]] || continue
+      [[ -x "$target" ]] && targets+=("$target")
+    done
+    run_fuzzer() { # target: exit status in $work.status, output in $work.log
+      local target=$1 name corpus_src work
       name=$(basename "$target")
       corpus_src="tests/fuzz/$(basename "$(dirname "$target")")/corpus"
       work="build-fuzz/corpus/$name"
       mkdir -p "$work"
+      if "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" \
+        "$corpus_src" >"$work.log" 2>&1; then
+        echo 0 >"$work.status"
+      else
+        echo $? >"$work.status"
+      fi
+    }
+    for target in "${targets[@]}"; do
+      while (( $(jobs -rp | wc -l) >= jobs )); do wait -n || true; done
+      run_fuzzer "$target" &
+    done
+    wait
+    status=0
+    for target in "${targets[@]}"; do
+      name=$(basename "$target")
+      work="build-fuzz/corpus/$name"
       echo "== $name for ${seconds}s"
-      if ! "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" "$corpus_src" \
-        >"$work.log" 2>&1; then
+      if [[ "$(cat "$work.status")" != 0 ]]; then
         tail -n 40 "$work.log"
         status=1
       else
