@@ -11,7 +11,13 @@ namespace cw::heads {
 // one half, and whether a candidate holds the category's cue wording, with that candidate's
 // logit. Tried and left out: the best logits of the other categories, as a sketch of what kind
 // of contract it is (fitted on some 240 held-out contracts they overfit: macro-F1 0.763 ->
-// 0.735), and the contract's length (no gain).
+// 0.735), and the contract's length (no gain). Nor a few of them (5-fold on 298, seeds 17-20,
+// against 0.763/0.768/0.766/0.768, mean 0.766): the best logits of the 2 categories whose
+// presence labels correlate most with this one's on the fold's training contracts (0.758/0.766/
+// 0.764/0.765, mean 0.763; Price Restrictions 0.32 -> 0.22 at seed 17), of the 3 such
+// (0.758/0.762/0.763/0.755, mean 0.759), or of the 2 whose best logit correlates most with this
+// one's label (0.760/0.764/0.764/0.760, mean 0.762): Third Party Beneficiary gains (0.38 -> 0.43
+// at seed 17) and Price Restrictions, with 11 positive contracts, loses more.
 constexpr int kOwnPresenceFeatures = 6;
 using PresenceFeatures = std::vector<float>;
 
