@@ -150,7 +150,9 @@ int runEvalHeads(std::span<char*> args)
         }
         playbook = *loaded;
         const bool merge = heads == "all";
-        refine = [&](const cw::heads::LabelledContract& contract, const QList<cw::Finding>& fast) {
+        // merge by value: refine runs after this block, where merge is out of scope.
+        refine = [&, merge](
+                     const cw::heads::LabelledContract& contract, const QList<cw::Finding>& fast) {
             log(QStringLiteral("model review of %1").arg(contract.id));
             return modelFindings(llmHead, *generator, playbook, merge, contract, fast);
         };
