@@ -341,11 +341,12 @@ Result<void> CudaBackend::initialise()
     m_recurrentFloats
         = std::size_t(hp.linearNumValueHeads * hp.linearKeyHeadDim * hp.linearValueHeadDim);
     // The decode counters (one int per slot and value head) are shared by the layers.
+    const std::size_t deltaCounterBytes = deltaLayers
+        ? std::size_t(m_sequenceCapacity) * std::size_t(hp.linearNumValueHeads) * 4
+        : 0;
     const std::uint64_t stateBytes = std::uint64_t(deltaLayers) * std::uint64_t(m_sequenceCapacity)
             * (m_convFloats + m_recurrentFloats) * 4
-        + (deltaLayers
-                ? std::uint64_t(m_sequenceCapacity) * std::uint64_t(hp.linearNumValueHeads) * 4
-                : 0);
+        + deltaCounterBytes;
     m_scratchBytes = scratchBytes(m_rowCapacity);
     const std::size_t scratch = m_scratchBytes + kCublasWorkspace;
     const std::uint64_t activations = std::uint64_t(m_rowCapacity) * 3 * std::uint64_t(m_hidden) * 4
@@ -384,13 +385,12 @@ Result<void> CudaBackend::initialise()
     m_kv = std::make_unique<CudaKvStore>(m_pagedKv, cap.kvBlocks, m_options.device, m_stream);
     int* deltaCounters = nullptr;
     if (deltaLayers) {
-        const std::size_t bytes
-            = std::size_t(m_sequenceCapacity) * std::size_t(hp.linearNumValueHeads) * 4;
-        auto counters = m_arena.allocate(bytes, "DeltaNet decode counters");
+        auto counters = m_arena.allocate(deltaCounterBytes, "DeltaNet decode counters");
         if (!counters)
             return counters.error();
         deltaCounters = static_cast<int*>(*counters);
-        check(cudaMemsetAsync(deltaCounters, 0, bytes, m_stream)); // the kernels keep them 0
+        // The kernels keep them 0.
+        check(cudaMemsetAsync(deltaCounters, 0, deltaCounterBytes, m_stream));
     }
     for (int l = 0; l < deltaLayers; ++l) {
         auto conv

@@ -84,7 +84,7 @@ cudaError_t routedExpertsGroupedTiles(const float* x, std::int64_t tokens, const
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
     cudaStream_t stream)
 {
-    const bool bf16 = usesBf16Tiles(precision, gate.cols, down.cols);
+    const bool bf16 = usesBf16Tiles(precision, tokens, k, gate, up, down);
     const GroupedLayout layout
         = groupedLayout(scratch.data, tokens, k, gate.experts, gate.rows, down.rows, bf16);
     if (layout.bytes > scratch.bytes)

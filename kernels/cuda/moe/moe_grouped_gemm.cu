@@ -135,7 +135,8 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
 
     // A sources, bf16 rows: gate/up the token rows gathered by pair, down the hidden rows
     // (already in sorted order); B, the weight rows (gate/up: pieces 0-1 gate rows, 2-3 up
-    // rows). Held as 32-bit offsets from their stacks, -1 past the tile: pointers here spilled.
+    // rows). Held as 32-bit offsets from their stacks, -1 past the tile (pointers here spilled;
+    // usesBf16Tiles keeps the shapes whose offsets fit).
     const std::uint16_t* aBase = GateUp ? a.xb : static_cast<const std::uint16_t*>(a.hidden);
     int aOff[kPieces];
     unsigned bOff[kPieces];

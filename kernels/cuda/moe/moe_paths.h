@@ -30,12 +30,23 @@ constexpr int kTileRowsF32 = 64;
 // The bf16 tiles step k by 64 values; other shapes (the tiny test models') take the f32 tiles.
 constexpr int kTileStepBf16 = 64;
 
-inline bool usesBf16Tiles(GemmPrecision precision, std::int64_t gateCols, std::int64_t downCols)
+// The bf16 tiles also hold their rows as 32-bit offsets: element offsets into the token and
+// hidden rows, byte offsets into each expert stack (~0u marks a row past the tile).
+inline bool fitsTileOffsets(const DeviceExpertStack& s)
+{
+    return std::uint64_t(s.experts) * s.expertStride < 0xFFFFFFFFull;
+}
+
+inline bool usesBf16Tiles(GemmPrecision precision, std::int64_t tokens, int k,
+    const DeviceExpertStack& gate, const DeviceExpertStack& up, const DeviceExpertStack& down)
 {
     // TensorFloat32 has no kernel of its own: it takes the f32 path, which is at least as
     // precise as asked.
-    return precision == GemmPrecision::BFloat16 && gateCols % kTileStepBf16 == 0
-        && downCols % kTileStepBf16 == 0;
+    constexpr std::int64_t kMaxOffset = 0x7FFFFFFF;
+    return precision == GemmPrecision::BFloat16 && gate.cols % kTileStepBf16 == 0
+        && down.cols % kTileStepBf16 == 0 && tokens * gate.cols <= kMaxOffset
+        && tokens * k * down.cols <= kMaxOffset && fitsTileOffsets(gate) && fitsTileOffsets(up)
+        && fitsTileOffsets(down);
 }
 
 // Where the grouped path keeps its arrays inside the caller's scratch.
