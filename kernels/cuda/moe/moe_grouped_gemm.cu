@@ -10,7 +10,7 @@
 #include "kernels/cuda/chained_launch.cuh"
 #include "kernels/cuda/moe/moe_expert_rows.cuh"
 #include "kernels/cuda/moe/moe_paths.h"
-#include "kernels/cuda/quant/dequant.cuh"
+#include "kernels/cuda/quant/chunk_decode.cuh"
 
 #include <algorithm>
 #include <cuda_bf16.h>
@@ -53,15 +53,14 @@ __device__ __forceinline__ bool locateTile(
     return true;
 }
 
-// Weight row n of this block's tile: gate/up blocks hold half gate rows, half up rows.
+// Weight row n of this block's tile: gate/up blocks hold half gate rows, half up rows. Rows
+// past the matrix read its last row: they only reach output columns that are never stored.
 template <bool GateUp>
 __device__ __forceinline__ const std::uint8_t* tileWeightRow(
     const GemmArgs& a, int e, std::int64_t nTile, int n, int tileN)
 {
-    std::int64_t r = nTile * (GateUp ? tileN / 2 : tileN) + (GateUp ? n % (tileN / 2) : n);
-    if (r >= a.nDim)
-        return nullptr;
-    return expertRow(GateUp && n >= tileN / 2 ? a.w1 : a.w0, e, r);
+    const std::int64_t r = nTile * (GateUp ? tileN / 2 : tileN) + (GateUp ? n % (tileN / 2) : n);
+    return expertRow(GateUp && n >= tileN / 2 ? a.w1 : a.w0, e, r < a.nDim ? r : a.nDim - 1);
 }
 
 // --- bf16 tensor-core tiles ------------------------------------------------------------------
@@ -73,9 +72,10 @@ constexpr int kBM = 128, kBN = 128, kBK = kTileStepBf16;
 constexpr int kLd = kBK + 8; // padded row (144 bytes): ldmatrix rows fall in distinct banks
 constexpr int kThreads = 256;
 constexpr int kStageRows = kThreads / (kBK / 8); // rows one pass of 16-byte pieces covers
-constexpr int kPieces = kBM / kStageRows; // 16-byte pieces of A (and of B) per thread per stage
+constexpr int kPieces = kBM / kStageRows; // 16-byte pieces of A per thread per stage
 constexpr std::size_t kTileSharedBytes = std::size_t(2) * (kBM + kBN) * kLd * 2;
-static_assert(kBM == kBN && kStageRows * kPieces == kBM, "A and B stages share the layout");
+static_assert(kStageRows * kPieces == kBM, "the A copies cover the tile");
+static_assert(2 * kBN == kThreads && kBK == 64, "two threads per weight row, a chunk each");
 
 __device__ __forceinline__ std::uint32_t packBf16(float lo, float hi)
 {
@@ -100,10 +100,40 @@ __device__ __forceinline__ void mmaBf16(
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The dequantized weights of one k-step, held in registers while the previous step computes
-// (A goes global -> shared by cp.async, never through registers).
-struct Bf16Stage {
-    uint4 b[kPieces];
+// One thread's share of a k-step's weight tile: one 32-value chunk of one weight row. The
+// block types keep the chunk's raw bytes (Chunk<Type>, decoded 8 values at a time after the
+// tensor-core work, so the loads' latency hides behind it and a chunk's scales are worked out
+// once for its 32 values); the plain float types are converted when loaded.
+template <TensorType Type, bool Chunked = kIsChunked<Type>> struct TileChunk {
+    Chunk<Type> chunk;
+    __device__ __forceinline__ void load(const std::uint8_t* row, std::int64_t c)
+    {
+        chunk.load(row, c);
+    }
+    __device__ __forceinline__ uint4 piece(int p) const
+    {
+        float w[8];
+        chunk.template piece<false>(p, w);
+        return make_uint4(
+            packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]), packBf16(w[6], w[7]));
+    }
+};
+template <TensorType Type> struct TileChunk<Type, false> {
+    uint4 packed[4];
+    __device__ __forceinline__ void load(const std::uint8_t* row, std::int64_t c)
+    {
+#pragma unroll
+        for (int p = 0; p < 4; ++p) {
+            float w[8];
+            dequant8<Type>(row, 4 * c + p, w);
+            packed[p] = make_uint4(packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]),
+                packBf16(w[6], w[7]));
+        }
+    }
+    __device__ __forceinline__ uint4 piece(int p) const
+    {
+        return packed[p];
+    }
 };
 
 // x rows in bf16 for the gate/up tiles (read by every weight-row tile of an expert: half the
@@ -134,12 +164,11 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
     const int piece = tid % (kBK / 8); // which 8 values of the k-step this thread moves
 
     // A sources, bf16 rows: gate/up the token rows gathered by pair, down the hidden rows
-    // (already in sorted order); B, the weight rows (gate/up: pieces 0-1 gate rows, 2-3 up
-    // rows). Held as 32-bit offsets from their stacks, -1 past the tile (pointers here spilled;
-    // usesBf16Tiles keeps the shapes whose offsets fit).
+    // (already in sorted order), held as 32-bit offsets, -1 past the tile (pointers here
+    // spilled; usesBf16Tiles keeps the shapes whose offsets fit). B: thread t decodes chunk
+    // t % 2 of each k-step of weight row t / 2 (gate/up: rows under kBN / 2 are gate rows).
     const std::uint16_t* aBase = GateUp ? a.xb : static_cast<const std::uint16_t*>(a.hidden);
     int aOff[kPieces];
-    unsigned bOff[kPieces];
 #pragma unroll
     for (int i = 0; i < kPieces; ++i) {
         const int m = tid / (kBK / 8) + kStageRows * i;
@@ -148,38 +177,27 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
             const std::int64_t pos = row0 + m;
             aOff[i] = int((GateUp ? std::int64_t(a.sortedPair[pos] / a.k) : pos) * a.kDim);
         }
-        const DeviceExpertStack& w = GateUp && i >= kPieces / 2 ? a.w1 : a.w0;
-        const std::uint8_t* row = tileWeightRow<GateUp>(a, e, nTile, m, kBN);
-        bOff[i] = row ? unsigned(row - static_cast<const std::uint8_t*>(w.data)) : ~0u;
     }
+    const int bRow = tid / 2, bHalf = tid % 2;
+    const std::uint8_t* bSource = tileWeightRow<GateUp>(a, e, nTile, bRow, kBN);
+    const int kTiles = int(a.kDim / kBK);
 
+    // Zero-filled past the last k-step, so the loop below has no branch around its copies.
     auto copyA = [&](int kt, int buf) {
+        const bool inRange = kt < kTiles;
 #pragma unroll
         for (int i = 0; i < kPieces; ++i) {
             const int r = tid / (kBK / 8) + kStageRows * i;
-            const bool valid = aOff[i] >= 0;
+            const bool valid = inRange && aOff[i] >= 0;
             const std::uint16_t* src = aBase + (valid ? aOff[i] + kt * kBK + piece * 8 : 0);
             copyAsync16(&sA[buf][r][piece * 8], src, valid);
         }
         commitAsync();
     };
-    auto load = [&](int kt, Bf16Stage& s) {
+    auto storeB = [&](int buf, const TileChunk<Type>& c) {
 #pragma unroll
-        for (int i = 0; i < kPieces; ++i) {
-            float w[8] = {};
-            const DeviceExpertStack& stack = GateUp && i >= kPieces / 2 ? a.w1 : a.w0;
-            if (bOff[i] != ~0u)
-                dequant8<Type>(static_cast<const std::uint8_t*>(stack.data) + bOff[i],
-                    std::int64_t(kt) * (kBK / 8) + piece, w);
-            s.b[i] = make_uint4(packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]),
-                packBf16(w[6], w[7]));
-        }
-    };
-    auto store = [&](int buf, const Bf16Stage& s) {
-#pragma unroll
-        for (int i = 0; i < kPieces; ++i)
-            *reinterpret_cast<uint4*>(&sB[buf][tid / (kBK / 8) + kStageRows * i][piece * 8])
-                = s.b[i];
+        for (int p = 0; p < 4; ++p)
+            *reinterpret_cast<uint4*>(&sB[buf][bRow][bHalf * 32 + p * 8]) = c.piece(p);
     };
 
     float acc[4][4][4] = {};
@@ -187,19 +205,19 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
     // registers.
     const int nBase0 = GateUp ? wn * 16 : wn * 32;
     const int nBase1 = GateUp ? kBN / 2 + wn * 16 : wn * 32 + 16;
-    const int kTiles = int(a.kDim / kBK);
-    Bf16Stage stage;
+    TileChunk<Type> next;
     copyA(0, 0);
-    load(0, stage);
-    store(0, stage);
+    next.load(bSource, bHalf);
+    storeB(0, next);
     waitAsync<0>();
     __syncthreads();
+    // Each step: the next k-step's A copies and raw B bytes are issued, this step's tensor-core
+    // work runs while they arrive, then the B chunk is decoded into the other buffer (the last
+    // step decodes its own chunk again, into a buffer nothing reads).
     for (int kt = 0; kt < kTiles; ++kt) {
         const int buf = kt & 1;
-        if (kt + 1 < kTiles) {
-            copyA(kt + 1, buf ^ 1); // buf ^ 1 was last read before the barrier ending kt - 1
-            load(kt + 1, stage);
-        }
+        copyA(kt + 1, buf ^ 1); // buf ^ 1 was last read before the barrier ending kt - 1
+        next.load(bSource, 2 * min(kt + 1, kTiles - 1) + bHalf);
 #pragma unroll
         for (int kk = 0; kk < kBK; kk += 16) {
             std::uint32_t af[4][4], bf[2][4];
@@ -216,8 +234,7 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
                     mmaBf16(acc[mi][ni], af[mi], bf[ni >> 1][(ni & 1) * 2],
                         bf[ni >> 1][(ni & 1) * 2 + 1]);
         }
-        if (kt + 1 < kTiles)
-            store(buf ^ 1, stage);
+        storeB(buf ^ 1, next);
         waitAsync<0>();
         __syncthreads();
     }
@@ -305,10 +322,9 @@ __global__ void __launch_bounds__(kThreads) f32TileKernel(GemmArgs a)
             sA[q * 4 + 3][m] = v.w;
         }
         {
-            float w[8] = {};
+            float w[8];
             const int g = tid & 3;
-            if (bRow)
-                dequant8<Type>(bRow, k0 / 8 + g, w);
+            dequant8<Type>(bRow, k0 / 8 + g, w);
 #pragma unroll
             for (int c = 0; c < 8; ++c)
                 sB[g * 8 + c][tid >> 2] = w[c];

@@ -32,9 +32,12 @@ constexpr int kTileStepBf16 = 64;
 
 // The bf16 tiles also hold their rows as 32-bit offsets: element offsets into the token and
 // hidden rows, byte offsets into each expert stack (~0u marks a row past the tile).
+// Their chunk loads read up to 16 aligned bytes (Q4_K, Q5_K), so a stack starts on a 16-byte
+// boundary (rows are whole blocks apart, as dequant.cuh asks).
 inline bool fitsTileOffsets(const DeviceExpertStack& s)
 {
-    return std::uint64_t(s.experts) * s.expertStride < 0xFFFFFFFFull;
+    return std::uint64_t(s.experts) * s.expertStride < 0xFFFFFFFFull
+        && reinterpret_cast<std::uintptr_t>(s.data) % 16 == 0;
 }
 
 inline bool usesBf16Tiles(GemmPrecision precision, std::int64_t tokens, int k,
