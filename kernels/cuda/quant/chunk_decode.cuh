@@ -62,6 +62,43 @@ template <int Align> __device__ __forceinline__ void load16(const std::uint8_t* 
     }
 }
 
+// N words from a 2-byte aligned p: N + 1 aligned 4-byte loads, realigned by funnel shifts (a
+// quarter of the loads of 2-byte units; the last word may read up to 2 bytes past p + 4N,
+// which the callers' blocks hold).
+template <int N>
+__device__ __forceinline__ void loadWordsAligned2(const std::uint8_t* p, std::uint32_t* q)
+{
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    const auto* w = reinterpret_cast<const std::uint32_t*>(address & ~std::uintptr_t(3));
+    const unsigned shift = unsigned(address & 3) * 8;
+    std::uint32_t u[N + 1];
+#pragma unroll
+    for (int i = 0; i <= N; ++i)
+        u[i] = w[i];
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+        q[i] = __funnelshift_r(u[i], u[i + 1], shift);
+}
+
+// ggml's get_scale_min_k4 on the 12 packed scale bytes of Q4_K/Q5_K held as three words
+// (bytes 4..15 of the block, loaded with its header in one 16-byte load): byte j of the scales
+// is in word j / 4, and j, j + 4, j - 4 share the shift for a runtime j without indexing the
+// words at run time.
+__device__ __forceinline__ void scaleMinK4Words(
+    int j, std::uint32_t s0, std::uint32_t s1, std::uint32_t s2, int& scale, int& min)
+{
+    const unsigned shift = 8 * unsigned(j & 3);
+    const int b0 = int((s0 >> shift) & 0xFF), b1 = int((s1 >> shift) & 0xFF);
+    if (j < 4) {
+        scale = b0 & 63;
+        min = b1 & 63;
+    } else {
+        const int b2 = int((s2 >> shift) & 0xFF);
+        scale = (b2 & 0xF) | ((b0 >> 6) << 4);
+        min = (b2 >> 4) | ((b1 >> 6) << 4);
+    }
+}
+
 // Byte i (0..31, known at compile time after unrolling) of the words q.
 __device__ __forceinline__ std::uint32_t byteOf(const std::uint32_t* q, int i)
 {
@@ -218,11 +255,13 @@ template <TensorType Type> struct ChunkK45 {
     {
         const std::uint8_t* b = row + (chunk >> 3) * kBytes;
         const int sub = int(chunk & 7);
+        const uint4 head = *reinterpret_cast<const uint4*>(b); // d, dmin, 12 scale bytes
         int sc, mn;
-        detail::scaleMinK4(sub, b + 4, sc, mn);
-        d1 = __fmul_rn(detail::halfBits(detail::loadU16(b)), detail::exactFloat(std::uint32_t(sc)));
+        detail::scaleMinK4Words(sub, head.y, head.z, head.w, sc, mn);
+        d1 = __fmul_rn(detail::halfBits(std::uint16_t(head.x & 0xFFFFu)),
+            detail::exactFloat(std::uint32_t(sc)));
         m1 = __fmul_rn(
-            detail::halfBits(detail::loadU16(b + 2)), detail::exactFloat(std::uint32_t(mn)));
+            detail::halfBits(std::uint16_t(head.x >> 16)), detail::exactFloat(std::uint32_t(mn)));
         shift = 4 * (sub & 1);
         bit = sub;
         const std::uint8_t* qs = b + (kQ5 ? 48 : 16) + 32 * (sub >> 1);
@@ -259,16 +298,14 @@ template <> struct Chunk<TensorType::Q6_K> {
         const std::uint8_t* b = row + (chunk >> 3) * 210;
         const int sub = int(chunk & 7), n = sub >> 2, k = sub & 3;
         const float d = detail::halfBits(detail::loadU16(b + 208));
+        const std::uint32_t scales = detail::loadU16(b + 192 + 8 * n + 2 * k); // 2 int8 scales
 #pragma unroll
         for (int h = 0; h < 2; ++h)
-            dsc[h] = __fmul_rn(
-                d, detail::exactFloat(std::uint32_t(b[192 + 8 * n + 2 * k + h] ^ 0x80), 128));
+            dsc[h] = __fmul_rn(d, detail::exactFloat(((scales >> (8 * h)) & 0xFFu) ^ 0x80u, 128));
         lowShift = 4 * (k >> 1);
         highShift = 2 * k;
-        detail::load16<2>(b + 64 * n + 32 * (k & 1), ql);
-        detail::load16<2>(b + 64 * n + 32 * (k & 1) + 16, ql + 4);
-        detail::load16<2>(b + 128 + 32 * n, qh);
-        detail::load16<2>(b + 144 + 32 * n, qh + 4);
+        detail::loadWordsAligned2<8>(b + 64 * n + 32 * (k & 1), ql);
+        detail::loadWordsAligned2<8>(b + 128 + 32 * n, qh);
     }
     template <bool Exact> __device__ __forceinline__ void piece(int p, float out[8]) const
     {
