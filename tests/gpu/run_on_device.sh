@@ -124,7 +124,7 @@ if has bench; then
   export CW_COMMIT=${CW_COMMIT:-unknown}
   : >"$OUT/bench.jsonl"
   # --repeat 3: the first run also pays each batch size's eager warm-up and graph capture.
-  for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 3" "--prompt-tokens 8192 --gen-tokens 2 --batch 1" \
+  for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 3" "--prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 3" \
       "--prompt-tokens 512 --gen-tokens 16 --batch 32 --repeat 2" "--prompt-tokens 28000 --gen-tokens 2 --batch 1"; do
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$L/bench.err" | tee -a "$OUT/bench.jsonl"
   done

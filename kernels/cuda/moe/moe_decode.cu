@@ -210,10 +210,13 @@ constexpr int kIntDownRows = 4; // output values per block
 constexpr int kIntMaxK = 32;
 constexpr int kIntDownMaxThreads = 256; // k choices x seg threads (launch bound: no spills)
 
-// blockIdx.y: pair p; rows r0.. of the chosen expert's gate and up, read in the same pass over
-// x[token(p)]: h[p][r] = silu(gate . x) * (up . x). (Tried and taken back: the last of a
-// pair's blocks quantizing that pair's h, to save the quantize launch after this one: every
-// block's fence and count made the step 10 % slower on the H200, 381 -> 341 tok/s.)
+// blockIdx.x: pair p; rows r0.. (blockIdx.y) of the chosen expert's gate and up, read in the
+// same pass over x[token(p)]: h[p][r] = silu(gate . x) * (up . x). Pairs are the grid's fast
+// dimension so that every pair's blocks of the same rows run together: pairs that chose the
+// same expert then read its rows from L2 (at 32 tokens, 256 pairs share ~160 experts). (Tried and
+// taken back: the last of a pair's blocks quantizing that pair's h, to save the quantize launch
+// after this one: every block's fence and count made the step 10 % slower on the H200, 381 -> 341
+// tok/s.)
 template <TensorType Type>
 __global__ void __launch_bounds__(32 * int_dot::kMaxWarps)
     intGateUpKernel(quant_detail::QuantizedRows x, std::int64_t hidden, const std::int32_t* ids,
@@ -221,8 +224,8 @@ __global__ void __launch_bounds__(32 * int_dot::kMaxWarps)
 {
     chainedKernelEntry();
     constexpr int R = kIntGateUpRows;
-    const std::int64_t p = blockIdx.y, ffn = gate.rows;
-    const std::int64_t r0 = std::int64_t(blockIdx.x) * R;
+    const std::int64_t p = blockIdx.x, ffn = gate.rows;
+    const std::int64_t r0 = std::int64_t(blockIdx.y) * R;
     const int e = ids[p];
     const std::int64_t t = p / k;
     const std::uint8_t* rowPtr[2 * R];
@@ -249,7 +252,9 @@ __global__ void __launch_bounds__(32 * int_dot::kMaxWarps)
         h[p * ffn + r0 + threadIdx.x] = total[R + threadIdx.x] * silu(total[threadIdx.x]);
 }
 
-// Block (values c0.., token t): `seg` threads per choice, choices in ascending expert order,
+// Block (token t = blockIdx.x, values c0.. from blockIdx.y; tokens the fast dimension, so the
+// tokens' blocks of the same down rows run together and share them in L2): `seg` threads per
+// choice, choices in ascending expert order,
 // each segment dotting its choice's down rows with h[pair]; then out[t][c] = sum over the
 // ranks of weight * dot, in ascending expert order.
 template <TensorType Type>
@@ -261,8 +266,8 @@ __global__ void __launch_bounds__(kIntDownMaxThreads)
     constexpr int R = kIntDownRows;
     __shared__ int choiceAt[kIntMaxK];
     __shared__ float part[kIntMaxK][R];
-    const std::int64_t t = blockIdx.y, hidden = down.rows, ffn = down.cols;
-    const std::int64_t c0 = std::int64_t(blockIdx.x) * R;
+    const std::int64_t t = blockIdx.x, hidden = down.rows, ffn = down.cols;
+    const std::int64_t c0 = std::int64_t(blockIdx.y) * R;
     if (int(threadIdx.x) < k) {
         const int j = int(threadIdx.x);
         const std::int32_t e = ids[t * k + j];
@@ -330,7 +335,7 @@ struct IntGateUpLaunch {
     {
         if constexpr (int_dot::kHasUnit<Type>) {
             const dim3 grid(
-                unsigned((gate.rows + kIntGateUpRows - 1) / kIntGateUpRows), unsigned(tokens * k));
+                unsigned(tokens * k), unsigned((gate.rows + kIntGateUpRows - 1) / kIntGateUpRows));
             const int threads
                 = 32 * int_dot::warpsForUnits(gate.cols / int_dot::Unit<Type>::kValues);
             launchChained(intGateUpKernel<Type>, dim3(grid), dim3(threads), 0, stream, x, gate.cols,
@@ -356,7 +361,7 @@ struct IntDownLaunch {
             const int seg = intDownSegment(Type, down.cols);
             const int threads = (k * seg + 31) / 32 * 32;
             const dim3 grid(
-                unsigned((down.rows + kIntDownRows - 1) / kIntDownRows), unsigned(tokens));
+                unsigned(tokens), unsigned((down.rows + kIntDownRows - 1) / kIntDownRows));
             launchChained(intDownKernel<Type>, dim3(grid), dim3(threads), 0, stream, h, ids,
                 weights, k, down, out, seg);
             launched = true;

@@ -135,25 +135,34 @@ __global__ void __launch_bounds__(kRowThreads) addRmsNormRowsVectorKernel(float*
     chainedKernelEntry();
     auto* h = reinterpret_cast<float4*>(hidden + row * n);
     const auto* d = delta ? reinterpret_cast<const float4*>(delta + row * n) : nullptr;
+    const auto* down = addend.x ? reinterpret_cast<const float4*>(addend.down + row * n) : nullptr;
+    // The row's loads are issued before the gate's reduction, so their latency hides behind it.
+    float4 v[V], a[V], e[V];
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+        const int i = int(threadIdx.x) + k * kRowThreads;
+        v[k] = a[k] = e[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        if (i < n4) {
+            v[k] = h[i];
+            if (d)
+                a[k] = d[i];
+            if (down)
+                e[k] = down[i];
+        }
+    }
     // The gate reads x before any of the row is written: x may be the normed output.
     const float gate = addend.x ? sharedExpertGate(addend.x + row * n, addend.gateWeight, n) : 0.0f;
-    const auto* down = addend.x ? reinterpret_cast<const float4*>(addend.down + row * n) : nullptr;
-    float4 v[V];
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < V; ++k) {
         const int i = int(threadIdx.x) + k * kRowThreads;
-        v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         if (i < n4) {
-            v[k] = h[i];
             if (d) {
-                float4 a = d[i];
-                if (down) {
-                    const float4 e = down[i];
-                    a = make_float4(fmaf(gate, e.x, a.x), fmaf(gate, e.y, a.y),
-                        fmaf(gate, e.z, a.z), fmaf(gate, e.w, a.w));
-                }
-                v[k] = make_float4(v[k].x + a.x, v[k].y + a.y, v[k].z + a.z, v[k].w + a.w);
+                float4 t = a[k];
+                if (down)
+                    t = make_float4(fmaf(gate, e[k].x, t.x), fmaf(gate, e[k].y, t.y),
+                        fmaf(gate, e[k].z, t.z), fmaf(gate, e[k].w, t.w));
+                v[k] = make_float4(v[k].x + t.x, v[k].y + t.y, v[k].z + t.z, v[k].w + t.w);
                 h[i] = v[k];
             }
             sum += v[k].x * v[k].x + v[k].y * v[k].y + v[k].z * v[k].z + v[k].w * v[k].w;
