@@ -355,41 +355,112 @@ __global__ void __launch_bounds__(kThreads) decodeSplitKernel(DecodeParams p)
     }
 }
 
+// One block per (head, sequence). The splits' states are read by one thread each and reduced
+// over the block, and each thread then sums one float4 of the head's output over a share of
+// the splits, several loads in flight: a serial loop over the splits (64 at a short context)
+// made this kernel a chain of dependent L2 round trips.
+__device__ __forceinline__ float warpMax(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(kFull, v, o));
+    return v;
+}
+
+__device__ __forceinline__ float warpSum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(kFull, v, o);
+    return v;
+}
+
 __global__ void __launch_bounds__(kThreads)
     decodeCombineKernel(DecodeParams p, const float* gate, std::int64_t gateStride, float* out)
 {
+    static_assert(kThreads >= kMaxSplits, "a thread per split");
     chainedKernelEntry();
     __shared__ float weights[kMaxSplits];
-    __shared__ float total;
+    __shared__ float warpValues[kWarps];
+    __shared__ float4 partial[kThreads];
     const int h = blockIdx.x, seq = blockIdx.y;
     if (p.seqTokens[seq] < 1)
         return;
+    const int tid = int(threadIdx.x), lane = tid & 31, warp = tid >> 5;
     const std::int64_t part0 = (std::int64_t(seq) * p.heads + h) * p.splits;
-    if (threadIdx.x == 0) {
-        float m = -INFINITY;
-        for (int s = 0; s < p.splits; ++s)
-            m = fmaxf(m, p.partM[part0 + s]);
-        float l = 0.0f;
-        for (int s = 0; s < p.splits; ++s) {
-            const float sm = p.partM[part0 + s];
-            const float w = sm == -INFINITY ? 0.0f : expf(sm - m);
-            weights[s] = w;
-            l += w * p.partL[part0 + s];
-        }
-        total = l;
-    }
+    const float sm = tid < p.splits ? p.partM[part0 + tid] : -INFINITY;
+    const float sl = tid < p.splits ? p.partL[part0 + tid] : 0.0f;
+    float v = warpMax(sm);
+    if (lane == 0)
+        warpValues[warp] = v;
     __syncthreads();
-    const int hd = p.headDim;
-    const std::int64_t row = p.seqRow0[seq];
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+        m = fmaxf(m, warpValues[w]);
+    const float weight = sm == -INFINITY ? 0.0f : expf(sm - m);
+    if (tid < kMaxSplits)
+        weights[tid] = weight;
+    v = warpSum(weight * sl);
+    __syncthreads(); // every thread has read the maxima
+    if (lane == 0)
+        warpValues[warp] = v;
+    __syncthreads();
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w)
+        total += warpValues[w];
     const float inv = 1.0f / total;
-    for (int dim = threadIdx.x; dim < hd; dim += kThreads) {
-        float acc = 0.0f;
-        for (int s = 0; s < p.splits; ++s)
-            acc += weights[s] * p.partO[(part0 + s) * hd + dim];
-        float r = acc * inv;
-        if (gate)
-            r *= 1.0f / (1.0f + expf(-gate[row * gateStride + std::int64_t(h) * 2 * hd + dim]));
-        out[(row * p.heads + h) * hd + dim] = r;
+
+    // Threads split the head's float4 columns, and where they are fewer than the threads,
+    // the splits too (groups of threads, each a share of the splits, summed after).
+    const int hd = p.headDim, hd4 = hd / 4;
+    const bool columnsFit = hd4 <= kThreads;
+    const int groups = columnsFit ? kThreads / hd4 : 1;
+    const int group = columnsFit ? tid / hd4 : 0;
+    const auto* partO = reinterpret_cast<const float4*>(p.partO);
+    const std::int64_t row = p.seqRow0[seq];
+    auto finish = [&](int c, float4 acc) {
+        const float r[4] = { acc.x * inv, acc.y * inv, acc.z * inv, acc.w * inv };
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int dim = 4 * c + i;
+            float value = r[i];
+            if (gate)
+                value *= 1.0f
+                    / (1.0f + expf(-gate[row * gateStride + std::int64_t(h) * 2 * hd + dim]));
+            out[(row * p.heads + h) * hd + dim] = value;
+        }
+    };
+    if (group < groups) {
+        for (int c = columnsFit ? tid % hd4 : tid; c < hd4; c += columnsFit ? hd4 : kThreads) {
+            float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll 8
+            for (int s = group; s < p.splits; s += groups) {
+                const float w = weights[s];
+                const float4 o = partO[(part0 + s) * hd4 + c];
+                acc.x += w * o.x;
+                acc.y += w * o.y;
+                acc.z += w * o.z;
+                acc.w += w * o.w;
+            }
+            if (groups == 1)
+                finish(c, acc);
+            else
+                partial[tid] = acc;
+        }
+    }
+    if (groups == 1)
+        return;
+    __syncthreads();
+    if (tid < hd4) {
+        float4 acc = partial[tid];
+        for (int g = 1; g < groups; ++g) {
+            const float4 o = partial[g * hd4 + tid];
+            acc.x += o.x;
+            acc.y += o.y;
+            acc.z += o.z;
+            acc.w += o.w;
+        }
+        finish(tid, acc);
     }
 }
 

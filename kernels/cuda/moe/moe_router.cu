@@ -29,12 +29,115 @@ __device__ __forceinline__ double warpSum(double v)
     return v;
 }
 
-// Softmax and top-k of one token's logits by one warp; p: the warp's `experts` floats of
-// shared memory. The logits are read through L2 (another block of the fused router kernel may
-// have written them).
-__device__ void routerTopKRow(const float* row, int experts, int k, bool renormalise,
-    std::int32_t* rowIds, float* rowWeights, float* p)
+// Unsigned warp maximum and minimum: one redux instruction where the device has it.
+__device__ __forceinline__ unsigned warpMaxUnsigned(unsigned v)
 {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_max_sync(0xFFFFFFFFu, v);
+#else
+    for (int off = 16; off > 0; off >>= 1)
+        v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    return v;
+#endif
+}
+
+__device__ __forceinline__ unsigned warpMinUnsigned(unsigned v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __reduce_min_sync(0xFFFFFFFFu, v);
+#else
+    for (int off = 16; off > 0; off >>= 1)
+        v = min(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    return v;
+#endif
+}
+
+// As routerTopKRow below for up to 32 * PerLane experts, each lane's probabilities held in
+// registers. A round of the top-k is two warp reductions on 32-bit keys (a probability's bits
+// + 1, which order as the probabilities do since they are >= 0; 0 for a NaN, never taken):
+// the largest key, then the lowest index holding it. The chosen experts, weights and
+// sums are the shared-memory version's.
+template <int PerLane>
+__device__ __forceinline__ void routerTopKRowRegisters(
+    const float* row, int experts, int k, bool renormalise, std::int32_t* rowIds, float* rowWeights)
+{
+    const int lane = int(threadIdx.x) % 32;
+    float p[PerLane];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int c = 0; c < PerLane; ++c) {
+        const int i = lane + 32 * c;
+        p[c] = i < experts ? __ldcg(row + i) : 0.0f;
+        if (i < experts)
+            mx = fmaxf(mx, p[c]);
+    }
+    mx = warpMax(mx);
+    double sum = 0.0;
+#pragma unroll
+    for (int c = 0; c < PerLane; ++c)
+        if (lane + 32 * c < experts) {
+            p[c] = expf(p[c] - mx);
+            sum += p[c];
+        }
+    const float inv = float(1.0 / warpSum(sum));
+    unsigned key[PerLane];
+#pragma unroll
+    for (int c = 0; c < PerLane; ++c) {
+        key[c] = 0u;
+        if (lane + 32 * c < experts) {
+            p[c] *= inv;
+            if (p[c] >= 0.0f) // false for a NaN, which the CPU's comparison never takes
+                key[c] = __float_as_uint(p[c]) + 1u;
+        }
+    }
+    // Round j takes the first expert after round j - 1's in the order (key descending, index
+    // ascending): the keys are never rewritten (a write at a run-time index would put them in
+    // local memory).
+    float total = 0.0f;
+    unsigned lastKey = ~0u, lastIndex = 0u;
+    for (int j = 0; j < k; ++j) {
+        unsigned best = 0u;
+        int bestC = 0;
+#pragma unroll
+        for (int c = 0; c < PerLane; ++c) {
+            const unsigned index = unsigned(lane + 32 * c);
+            const bool after
+                = key[c] < lastKey || (key[c] == lastKey && j > 0 && index > lastIndex);
+            if (after && key[c] > best) { // ascending c: a tie keeps the lower index
+                best = key[c];
+                bestC = c;
+            }
+        }
+        const unsigned top = warpMaxUnsigned(best);
+        const unsigned index
+            = warpMinUnsigned(top != 0u && best == top ? unsigned(lane + 32 * bestC) : ~0u);
+        int bestIndex = j; // only NaNs left: keep the ids valid
+        float value = -INFINITY;
+        if (top != 0u) {
+            bestIndex = int(index);
+            value = __uint_as_float(top - 1u);
+            lastKey = top;
+            lastIndex = index;
+        }
+        if (lane == 0) {
+            rowIds[j] = bestIndex;
+            rowWeights[j] = value;
+        }
+        total += value; // in descending order, as the CPU sums them
+    }
+    if (renormalise && lane == 0)
+        for (int j = 0; j < k; ++j)
+            rowWeights[j] = rowWeights[j] / total;
+}
+
+// Softmax and top-k of one token's logits by one warp; p: the warp's `experts` floats of
+// shared memory (used above 256 experts only). The logits are read through L2 (another block
+// of the fused router kernel may have written them).
+__device__ __forceinline__ void routerTopKRow(const float* row, int experts, int k,
+    bool renormalise, std::int32_t* rowIds, float* rowWeights, float* p)
+{
+    if (experts <= 256)
+        return routerTopKRowRegisters<8>(row, experts, k, renormalise, rowIds, rowWeights);
     const int lane = int(threadIdx.x) % 32;
     // Each lane owns the experts i with i % 32 == lane: only it reads or writes them.
     float mx = -INFINITY;

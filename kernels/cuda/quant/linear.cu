@@ -289,6 +289,56 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
     return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
 }
 
+namespace {
+
+// linearFanOut's one-token products where their matrices are of exactly two types (a K-quant
+// mix): one launch where there would be two, if a kernel exists for the pair; `done` marks
+// the outputs it computed.
+cudaError_t launchTwoTypes(const LinearOutput* outputs, int count, const bool* integer,
+    std::int64_t cols, const quant_detail::QuantizedRows& q, cudaStream_t stream, bool* done)
+{
+    using namespace quant_detail;
+    TensorType types[2] {};
+    int typeCount = 0, targets = 0;
+    for (int i = 0; i < count; ++i) {
+        if (!integer[i])
+            continue;
+        ++targets;
+        const TensorType t = outputs[i].w->type;
+        if ((typeCount > 0 && types[0] == t) || (typeCount > 1 && types[1] == t))
+            continue;
+        if (typeCount < 2)
+            types[typeCount] = t;
+        ++typeCount;
+    }
+    if (typeCount != 2 || targets > kMaxIntMatVecTargets)
+        return cudaSuccess;
+    IntMatVecArgs args;
+    args.targetCount = 0;
+    int countFirst = 0;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < count; ++i) {
+            if (!integer[i] || outputs[i].w->type != types[pass])
+                continue;
+            const DeviceMatrix& w = *outputs[i].w;
+            args.targets[args.targetCount++] = { static_cast<const std::uint8_t*>(w.data),
+                w.rowStride, w.rows, outputs[i].y, outputs[i].yStride };
+            countFirst += pass == 0 ? 1 : 0;
+        }
+    args.cols = cols;
+    args.x = q;
+    args.tokens = 1;
+    args.stream = stream;
+    cudaError_t result = cudaSuccess;
+    if (!launchIntMatVecTwoTypes(types[0], types[1], countFirst, args, result))
+        return cudaSuccess;
+    for (int i = 0; i < count; ++i)
+        done[i] = done[i] || integer[i];
+    return result;
+}
+
+} // namespace
+
 cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
     std::int64_t xStride, std::int64_t tokens, const Int8Rows* quantized, GemmPrecision precision,
     DeviceScratch scratch, cublasHandle_t cublas, cudaStream_t stream)
@@ -324,6 +374,10 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
                 = quantizeRows(x, xStride, tokens, cols, 1, scratch.data, q, stream))
                 return e;
         bool done[kMaxFanOut] {};
+        if (tokens == 1 && intMatVecLayout() == IntMatVecLayout::StagedWarpRow)
+            if (const cudaError_t e
+                = launchTwoTypes(outputs, count, integer, cols, q, stream, done))
+                return e;
         for (int i = 0; i < count; ++i) {
             if (!integer[i] || done[i])
                 continue;

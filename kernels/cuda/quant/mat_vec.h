@@ -99,6 +99,13 @@ StagedRows stagedRows(
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.
 template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);
 
+// One staged launch for one token row over matrices of two types, the first countFirst
+// targets of type `first`, the rest of `second` (Q4_K, Q5_K and Q6_K, in any pair: the
+// K-quant mixes); false, nothing launched, where the pair has no kernel or the rows cannot be
+// staged (mat_vec_int8_mixed.cu).
+bool launchIntMatVecTwoTypes(TensorType first, TensorType second, int countFirst,
+    const IntMatVecArgs& a, cudaError_t& result);
+
 // Bytes of QuantizedRows for rows x cols (q, then s at a 256-byte boundary).
 std::size_t quantizedRowsBytes(std::int64_t rows, std::int64_t cols, int planes);
 // Where quantizeRows lays such rows out at `at`, for a kernel that writes them itself.

@@ -230,6 +230,38 @@ cudaError_t launchIntMatVecWarpRows(const quant_detail::IntMatVecArgs& a)
 // kChunk: the copies' size, 16 bytes where every row is 16-byte aligned, else 8 or 4 (Q6_K
 // rows of 512 values are 420 bytes apart); rowChunks of them per row, each warp's row at a
 // 16-byte boundary of shared memory (rowSlot int4 apart).
+// A warp's copies of its row into shared memory (issued, then committed by the caller).
+template <int kChunk>
+__device__ __forceinline__ void stageRow(
+    const quant_detail::IntMatVecTarget& m, std::int64_t row, int rowChunks, int4* staged, int lane)
+{
+    const std::uint8_t* src = m.w + std::size_t(row) * m.rowStride;
+    auto* dst = reinterpret_cast<std::uint8_t*>(staged);
+    for (int i = lane; i < rowChunks; i += 32) {
+        if constexpr (kChunk == 16)
+            copyAsync16(dst + 16 * i, src + 16 * i, true);
+        else
+            copyAsyncSmall<kChunk>(dst + kChunk * i, src + kChunk * i);
+    }
+}
+
+// The staged row's product with the activations, once its copies have landed.
+template <TensorType Type>
+__device__ __forceinline__ void stagedRowProduct(const quant_detail::IntMatVecTarget& m,
+    std::int64_t row, std::int64_t cols, const int4* staged, const std::int8_t* __restrict__ xq,
+    const float4* __restrict__ xs, int lane)
+{
+    const std::uint8_t* rowPtr[1] = { reinterpret_cast<const std::uint8_t*>(staged) };
+    float acc[1][1] = { { 0.0f } };
+    accumulateUnits<Type, 1, 1, 1>(rowPtr, cols / Unit<Type>::kValues, cols, xq, xs, acc, lane, 32);
+    float v = acc[0][0];
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
+    if (lane == 0)
+        m.y[row] = v;
+}
+
 template <TensorType Type, int kChunk>
 __global__ void __launch_bounds__(32 * kWarpRowWarps)
     intMatVecStagedRowsKernel(const IntMatVecGrid grid, std::int64_t cols, int rowChunks,
@@ -242,31 +274,46 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps)
     const std::int64_t row = (std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp;
     const bool active = row < m.rows;
     int4* staged = stagedRows + warp * rowSlot;
-    if (active) {
-        const std::uint8_t* src = m.w + std::size_t(row) * m.rowStride;
-        auto* dst = reinterpret_cast<std::uint8_t*>(staged);
-        for (int i = lane; i < rowChunks; i += 32) {
-            if constexpr (kChunk == 16)
-                copyAsync16(dst + 16 * i, src + 16 * i, true);
-            else
-                copyAsyncSmall<kChunk>(dst + kChunk * i, src + kChunk * i);
-        }
-    }
+    if (active)
+        stageRow<kChunk>(m, row, rowChunks, staged, lane);
     commitAsync();
     chainedKernelEntry(); // the activations are the previous kernel's output
     if (!active)
         return; // a whole warp
     waitAsync<0>();
     __syncwarp();
-    const std::uint8_t* rowPtr[1] = { reinterpret_cast<const std::uint8_t*>(staged) };
-    float acc[1][1] = { { 0.0f } };
-    accumulateUnits<Type, 1, 1, 1>(rowPtr, cols / Unit<Type>::kValues, cols, xq, xs, acc, lane, 32);
-    float v = acc[0][0];
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xFFFFFFFFu, v, o);
-    if (lane == 0)
-        m.y[row] = v;
+    stagedRowProduct<Type>(m, row, cols, staged, xq, xs, lane);
+}
+
+// The same over matrices of two types in one launch (the targets of TypeA first; blocks from
+// firstBlockB on hold TypeB's rows): the K-quant mixes (_M files) keep some matrices applied to
+// the same activations in Q6_K beside Q4_K or Q5_K ones, and two launches were two kernels in
+// the step's chain.
+template <TensorType TypeA, TensorType TypeB, int kChunk>
+__global__ void __launch_bounds__(32 * kWarpRowWarps) intMatVecStagedRowsMixedKernel(
+    const IntMatVecGrid grid, std::int64_t cols, int rowChunksA, int rowChunksB, int rowSlot,
+    std::int64_t firstBlockB, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
+{
+    extern __shared__ int4 stagedRows[];
+    std::int64_t first = 0;
+    const quant_detail::IntMatVecTarget m = targetOfBlock(grid, first);
+    const bool typeB = std::int64_t(blockIdx.x) >= firstBlockB;
+    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
+    const std::int64_t row = (std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp;
+    const bool active = row < m.rows;
+    int4* staged = stagedRows + warp * rowSlot;
+    if (active)
+        stageRow<kChunk>(m, row, typeB ? rowChunksB : rowChunksA, staged, lane);
+    commitAsync();
+    chainedKernelEntry();
+    if (!active)
+        return;
+    waitAsync<0>();
+    __syncwarp();
+    if (typeB)
+        stagedRowProduct<TypeB>(m, row, cols, staged, xq, xs, lane);
+    else
+        stagedRowProduct<TypeA>(m, row, cols, staged, xq, xs, lane);
 }
 
 template <TensorType Type, int kChunk>
@@ -294,6 +341,36 @@ cudaError_t launchIntMatVecStagedRows(
     default:
         return launchIntMatVecStagedRowsOf<Type, 4>(a, staged.bytes);
     }
+}
+
+// targets [0, countA) of TypeA, the rest of TypeB; false where the rows cannot be staged.
+template <TensorType TypeA, TensorType TypeB>
+bool launchIntMatVecStagedMixed(
+    const quant_detail::IntMatVecArgs& a, int countA, cudaError_t& result)
+{
+    const quant_detail::StagedRows sa = quant_detail::stagedRows(TypeA, a.cols, a.targets, countA);
+    const quant_detail::StagedRows sb
+        = quant_detail::stagedRows(TypeB, a.cols, a.targets + countA, a.targetCount - countA);
+    if (sa.bytes == 0 || sb.bytes == 0)
+        return false;
+    IntMatVecGrid grid;
+    const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
+    const int chunk = sa.chunk < sb.chunk ? sa.chunk : sb.chunk; // both rows are aligned to it
+    const int rowSlot = int(((sa.bytes > sb.bytes ? sa.bytes : sb.bytes) + 15) / 16);
+    const std::size_t sharedBytes = std::size_t(kWarpRowWarps) * std::size_t(rowSlot) * 16;
+    auto launch = [&](auto kernel) {
+        launchChained(kernel, dim3(unsigned(blocks)), dim3(32 * kWarpRowWarps), sharedBytes,
+            a.stream, grid, a.cols, int((sa.bytes + chunk - 1) / chunk),
+            int((sb.bytes + chunk - 1) / chunk), rowSlot, grid.firstBlock[countA], a.x.q, a.x.s);
+    };
+    if (chunk == 16)
+        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 16>);
+    else if (chunk == 8)
+        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 8>);
+    else
+        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 4>);
+    result = cudaGetLastError();
+    return true;
 }
 
 template <TensorType Type, int T, int R>

@@ -60,12 +60,14 @@ TEST(MoeRouter, routerTopKMatchesCpuSoftmaxAndTopK)
         checkRouter(tokens, 128, 8, false, false);
     }
     checkRouter(7, 60, 4, true, false);
+    checkRouter(5, 512, 8, true, false); // over 256 experts: the shared-memory rows
 }
 
 TEST(MoeRouter, routerTopKTiesKeepTheLowerExpert)
 {
     checkRouter(40, 256, 8, true, true);
     checkRouter(40, 16, 8, false, true);
+    checkRouter(9, 384, 8, true, true);
 }
 
 // The decode router in one launch: the same logits, ids and weights, bit for bit, as linear()

@@ -362,6 +362,65 @@ TEST_F(QuantProducts, stagedWarpRowsEqualTheWarpRowsBitForBit)
     quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
 }
 
+// A one-token fan-out over matrices of two K-quant types runs as one launch; its outputs are
+// the single-type staged launches' bits, whichever type comes first.
+TEST_F(QuantProducts, twoTypeFanOutEqualsOneLaunchPerTypeBitForBit)
+{
+    const quant_detail::IntMatVecLayout before = quant_detail::intMatVecLayout();
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Int8);
+    quant_detail::setIntMatVecLayout(quant_detail::IntMatVecLayout::StagedWarpRow);
+    const std::pair<TensorType, TensorType> pairs[]
+        = { { TensorType::Q4_K, TensorType::Q6_K }, { TensorType::Q6_K, TensorType::Q4_K },
+              { TensorType::Q5_K, TensorType::Q6_K }, { TensorType::Q4_K, TensorType::Q5_K } };
+    for (const auto& [a, b] : pairs) {
+        for (const std::int64_t cols : { 2048, 512 }) {
+            // a, b, a: three outputs of two types, rows not a multiple of a block's four warps.
+            const TensorType types[3] = { a, b, a };
+            const std::int64_t rows[3] = { 301, 203, 97 };
+            std::vector<std::uint8_t> host[3];
+            std::unique_ptr<DeviceBuffer> weights[3];
+            DeviceMatrix w[3];
+            std::size_t scratchBytes = 0;
+            for (int i = 0; i < 3; ++i) {
+                const std::size_t stride = bytesPerRow(types[i], cols);
+                w[i] = upload(types[i], rows[i], cols, stride, host[i], weights[i]);
+                scratchBytes
+                    = std::max(scratchBytes, linearScratchBytes(w[i], 1, GemmPrecision::BFloat16));
+            }
+            const std::vector<float> x = randomFloats(std::size_t(cols), m_rng);
+            DeviceBuffer dx(x.size() * 4), scratch(scratchBytes);
+            const std::size_t outBytes = std::size_t(rows[0] + rows[1] + rows[2]) * 4;
+            DeviceBuffer fan(outBytes), single(outBytes);
+            CW_CUDA_OK(cudaMemcpy(dx.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+            CW_CUDA_OK(cudaMemset(fan.get(), 0xFF, outBytes));
+            CW_CUDA_OK(cudaMemset(single.get(), 0xFF, outBytes));
+            LinearOutput outputs[3];
+            std::int64_t offset = 0;
+            for (int i = 0; i < 3; ++i) {
+                outputs[i] = { &w[i], fan.get<float>() + offset, rows[i] };
+                CW_CUDA_OK(linear(w[i], dx.get<float>(), cols, 1, single.get<float>() + offset,
+                    rows[i], GemmPrecision::BFloat16,
+                    DeviceScratch { scratch.get<std::byte>(), scratchBytes }, m_cublas, m_stream));
+                offset += rows[i];
+            }
+            CW_CUDA_OK(
+                linearFanOut(outputs, 3, dx.get<float>(), cols, 1, nullptr, GemmPrecision::BFloat16,
+                    DeviceScratch { scratch.get<std::byte>(), scratchBytes }, m_cublas, m_stream));
+            CW_CUDA_OK(cudaStreamSynchronize(m_stream));
+            std::vector<float> got(static_cast<std::size_t>(offset)), want(got.size());
+            CW_CUDA_OK(cudaMemcpy(got.data(), fan.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+            CW_CUDA_OK(
+                cudaMemcpy(want.data(), single.get(), want.size() * 4, cudaMemcpyDeviceToHost));
+            EXPECT_EQ(0u, countBitMismatches(got, want))
+                << typeName(a) << " + " << typeName(b) << " cols " << cols;
+            for (float v : got)
+                ASSERT_TRUE(std::isfinite(v)) << typeName(a) << " + " << typeName(b);
+        }
+    }
+    quant_detail::setIntMatVecLayout(before);
+    quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
+}
+
 // Float32 is the reference: whatever the switch says, it never quantizes its activations.
 TEST_F(QuantProducts, float32KeepsTheF32MatVecKernels)
 {
