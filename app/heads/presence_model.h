@@ -17,7 +17,11 @@ namespace cw::heads {
 // 0.764/0.765, mean 0.763; Price Restrictions 0.32 -> 0.22 at seed 17), of the 3 such
 // (0.758/0.762/0.763/0.755, mean 0.759), or of the 2 whose best logit correlates most with this
 // one's label (0.760/0.764/0.764/0.760, mean 0.762): Third Party Beneficiary gains (0.38 -> 0.43
-// at seed 17) and Price Restrictions, with 11 positive contracts, loses more.
+// at seed 17) and Price Restrictions, with 11 positive contracts, loses more. Nor (seeds 17/18
+// at 0.763/0.768) the probability mass of the candidates scoring 0.05 or more, log1p of their
+// sum, as a softer count (0.760/0.763); nor the plain rule for categories with fewer than 12
+// held-out positives rather than 8 (0.757/0.759: Price Restrictions 0.32/0.42 -> 0.22/0.12, so
+// the presence model is what carries the rarest categories).
 constexpr int kOwnPresenceFeatures = 6;
 using PresenceFeatures = std::vector<float>;
 

@@ -34,7 +34,9 @@ constexpr uint32_t kDefaultHashBits = 18;
 // "except") as features of their own, for "no third-party beneficiaries" against "X is a third
 // party beneficiary" (0.768/0.766/0.767/0.766, span 0.625/0.627/0.622/0.625: Third Party
 // Beneficiary 0.38 -> 0.47 at seed 17 but 0.36 at 18), and pairs of the clause-type patterns
-// (seeds 17/18: 0.765/0.760).
+// (seeds 17/18: 0.765/0.760); and how far into its section a candidate sits (first, second ...
+// fifth sentence under a heading, or further; seeds 17/18: 0.766/0.767, span 0.624/0.625,
+// within the seeds' scatter).
 FeatureVector candidateFeatures(
     const QString& text, const QList<ClauseCandidate>& candidates, int index, uint32_t hashBits);
 
