@@ -100,6 +100,12 @@ __device__ __forceinline__ void mmaBf16(
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+__device__ __forceinline__ uint4 packBf16x8(const float w[8])
+{
+    return make_uint4(
+        packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]), packBf16(w[6], w[7]));
+}
+
 // One thread's share of a k-step's weight tile: one 32-value chunk of one weight row. The
 // block types keep the chunk's raw bytes (Chunk<Type>, decoded 8 values at a time after the
 // tensor-core work, so the loads' latency hides behind it and a chunk's scales are worked out
@@ -114,8 +120,7 @@ template <TensorType Type, bool Chunked = kIsChunked<Type>> struct TileChunk {
     {
         float w[8];
         chunk.template piece<false>(p, w);
-        return make_uint4(
-            packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]), packBf16(w[6], w[7]));
+        return packBf16x8(w);
     }
 };
 template <TensorType Type> struct TileChunk<Type, false> {
@@ -126,8 +131,7 @@ template <TensorType Type> struct TileChunk<Type, false> {
         for (int p = 0; p < 4; ++p) {
             float w[8];
             dequant8<Type>(row, 4 * c + p, w);
-            packed[p] = make_uint4(packBf16(w[0], w[1]), packBf16(w[2], w[3]), packBf16(w[4], w[5]),
-                packBf16(w[6], w[7]));
+            packed[p] = packBf16x8(w);
         }
     }
     __device__ __forceinline__ uint4 piece(int p) const

@@ -30,10 +30,10 @@ constexpr int kTileRowsF32 = 64;
 // The bf16 tiles step k by 64 values; other shapes (the tiny test models') take the f32 tiles.
 constexpr int kTileStepBf16 = 64;
 
-// The bf16 tiles also hold their rows as 32-bit offsets: element offsets into the token and
-// hidden rows, byte offsets into each expert stack (~0u marks a row past the tile).
-// Their chunk loads read up to 16 aligned bytes (Q4_K, Q5_K), so a stack starts on a 16-byte
-// boundary (rows are whole blocks apart, as dequant.cuh asks).
+// The bf16 tiles hold their token and hidden rows as 32-bit element offsets (usesBf16Tiles
+// checks that they fit); an expert stack is kept under 4 GiB as when its rows were byte
+// offsets too. Their chunk loads read up to 16 aligned bytes (Q4_K, Q5_K), so a stack starts
+// on a 16-byte boundary (rows are whole blocks apart, as dequant.cuh asks).
 inline bool fitsTileOffsets(const DeviceExpertStack& s)
 {
     return std::uint64_t(s.experts) * s.expertStride < 0xFFFFFFFFull

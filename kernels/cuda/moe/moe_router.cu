@@ -29,25 +29,16 @@ __device__ __forceinline__ double warpSum(double v)
     return v;
 }
 
-// Unsigned warp maximum and minimum: one redux instruction where the device has it.
-__device__ __forceinline__ unsigned warpMaxUnsigned(unsigned v)
+// Unsigned warp maximum (Max) or minimum: one redux instruction where the device has it.
+template <bool Max> __device__ __forceinline__ unsigned warpExtremeUnsigned(unsigned v)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_max_sync(0xFFFFFFFFu, v);
+    return Max ? __reduce_max_sync(0xFFFFFFFFu, v) : __reduce_min_sync(0xFFFFFFFFu, v);
 #else
-    for (int off = 16; off > 0; off >>= 1)
-        v = max(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
-    return v;
-#endif
-}
-
-__device__ __forceinline__ unsigned warpMinUnsigned(unsigned v)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    return __reduce_min_sync(0xFFFFFFFFu, v);
-#else
-    for (int off = 16; off > 0; off >>= 1)
-        v = min(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    for (int off = 16; off > 0; off >>= 1) {
+        const unsigned other = __shfl_xor_sync(0xFFFFFFFFu, v, off);
+        v = Max ? max(v, other) : min(v, other);
+    }
     return v;
 #endif
 }
@@ -108,9 +99,9 @@ __device__ __forceinline__ void routerTopKRowRegisters(
                 bestC = c;
             }
         }
-        const unsigned top = warpMaxUnsigned(best);
-        const unsigned index
-            = warpMinUnsigned(top != 0u && best == top ? unsigned(lane + 32 * bestC) : ~0u);
+        const unsigned top = warpExtremeUnsigned<true>(best);
+        const unsigned index = warpExtremeUnsigned<false>(
+            top != 0u && best == top ? unsigned(lane + 32 * bestC) : ~0u);
         int bestIndex = j; // only NaNs left: keep the ids valid
         float value = -INFINITY;
         if (top != 0u) {

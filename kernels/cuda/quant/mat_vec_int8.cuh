@@ -230,6 +230,7 @@ cudaError_t launchIntMatVecWarpRows(const quant_detail::IntMatVecArgs& a)
 // kChunk: the copies' size, 16 bytes where every row is 16-byte aligned, else 8 or 4 (Q6_K
 // rows of 512 values are 420 bytes apart); rowChunks of them per row, each warp's row at a
 // 16-byte boundary of shared memory (rowSlot int4 apart).
+
 // A warp's copies of its row into shared memory (issued, then committed by the caller).
 template <int kChunk>
 __device__ __forceinline__ void stageRow(
@@ -262,35 +263,12 @@ __device__ __forceinline__ void stagedRowProduct(const quant_detail::IntMatVecTa
         m.y[row] = v;
 }
 
-template <TensorType Type, int kChunk>
-__global__ void __launch_bounds__(32 * kWarpRowWarps)
-    intMatVecStagedRowsKernel(const IntMatVecGrid grid, std::int64_t cols, int rowChunks,
-        int rowSlot, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
-{
-    extern __shared__ int4 stagedRows[];
-    std::int64_t first = 0;
-    const quant_detail::IntMatVecTarget m = targetOfBlock(grid, first);
-    const int lane = int(threadIdx.x) & 31, warp = int(threadIdx.x) >> 5;
-    const std::int64_t row = (std::int64_t(blockIdx.x) - first) * kWarpRowWarps + warp;
-    const bool active = row < m.rows;
-    int4* staged = stagedRows + warp * rowSlot;
-    if (active)
-        stageRow<kChunk>(m, row, rowChunks, staged, lane);
-    commitAsync();
-    chainedKernelEntry(); // the activations are the previous kernel's output
-    if (!active)
-        return; // a whole warp
-    waitAsync<0>();
-    __syncwarp();
-    stagedRowProduct<Type>(m, row, cols, staged, xq, xs, lane);
-}
-
-// The same over matrices of two types in one launch (the targets of TypeA first; blocks from
-// firstBlockB on hold TypeB's rows): the K-quant mixes (_M files) keep some matrices applied to
-// the same activations in Q6_K beside Q4_K or Q5_K ones, and two launches were two kernels in
-// the step's chain.
+// Blocks from firstBlockB on hold TypeB's rows (the targets of TypeA come first); a launch of
+// one type has TypeA == TypeB. Two types share a launch where the K-quant mixes (_M files)
+// keep some matrices applied to the same activations in Q6_K beside Q4_K or Q5_K ones: two
+// launches were two kernels in the step's chain.
 template <TensorType TypeA, TensorType TypeB, int kChunk>
-__global__ void __launch_bounds__(32 * kWarpRowWarps) intMatVecStagedRowsMixedKernel(
+__global__ void __launch_bounds__(32 * kWarpRowWarps) intMatVecStagedRowsKernel(
     const IntMatVecGrid grid, std::int64_t cols, int rowChunksA, int rowChunksB, int rowSlot,
     std::int64_t firstBlockB, const std::int8_t* __restrict__ xq, const float4* __restrict__ xs)
 {
@@ -305,42 +283,43 @@ __global__ void __launch_bounds__(32 * kWarpRowWarps) intMatVecStagedRowsMixedKe
     if (active)
         stageRow<kChunk>(m, row, typeB ? rowChunksB : rowChunksA, staged, lane);
     commitAsync();
-    chainedKernelEntry();
+    chainedKernelEntry(); // the activations are the previous kernel's output
     if (!active)
-        return;
+        return; // a whole warp
     waitAsync<0>();
     __syncwarp();
-    if (typeB)
+    if constexpr (TypeA == TypeB)
+        stagedRowProduct<TypeA>(m, row, cols, staged, xq, xs, lane);
+    else if (typeB)
         stagedRowProduct<TypeB>(m, row, cols, staged, xq, xs, lane);
     else
         stagedRowProduct<TypeA>(m, row, cols, staged, xq, xs, lane);
 }
 
-template <TensorType Type, int kChunk>
-cudaError_t launchIntMatVecStagedRowsOf(const quant_detail::IntMatVecArgs& a, std::int64_t rowBytes)
+// targets [0, countA) of TypeA staged as sa says, the rest of TypeB as sb says, in copies of
+// the smaller chunk (both rows are aligned to it), each warp's slot as large as the longer row.
+template <TensorType TypeA, TensorType TypeB>
+cudaError_t launchIntMatVecStaged(const quant_detail::IntMatVecArgs& a, int countA,
+    const quant_detail::StagedRows& sa, const quant_detail::StagedRows& sb)
 {
     IntMatVecGrid grid;
     const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
-    const int rowChunks = int((rowBytes + kChunk - 1) / kChunk);
-    const int rowSlot = int((rowBytes + 15) / 16);
-    launchChained(intMatVecStagedRowsKernel<Type, kChunk>, dim3(unsigned(blocks)),
-        dim3(32 * kWarpRowWarps), std::size_t(kWarpRowWarps) * std::size_t(rowSlot) * 16, a.stream,
-        grid, a.cols, rowChunks, rowSlot, a.x.q, a.x.s);
+    const std::int64_t firstBlockB = countA < a.targetCount ? grid.firstBlock[countA] : blocks;
+    const int chunk = sa.chunk < sb.chunk ? sa.chunk : sb.chunk;
+    const int rowSlot = int(((sa.bytes > sb.bytes ? sa.bytes : sb.bytes) + 15) / 16);
+    const std::size_t sharedBytes = std::size_t(kWarpRowWarps) * std::size_t(rowSlot) * 16;
+    auto launch = [&](auto kernel) {
+        launchChained(kernel, dim3(unsigned(blocks)), dim3(32 * kWarpRowWarps), sharedBytes,
+            a.stream, grid, a.cols, int((sa.bytes + chunk - 1) / chunk),
+            int((sb.bytes + chunk - 1) / chunk), rowSlot, firstBlockB, a.x.q, a.x.s);
+    };
+    if (chunk == 16)
+        launch(intMatVecStagedRowsKernel<TypeA, TypeB, 16>);
+    else if (chunk == 8)
+        launch(intMatVecStagedRowsKernel<TypeA, TypeB, 8>);
+    else
+        launch(intMatVecStagedRowsKernel<TypeA, TypeB, 4>);
     return cudaGetLastError();
-}
-
-template <TensorType Type>
-cudaError_t launchIntMatVecStagedRows(
-    const quant_detail::IntMatVecArgs& a, const quant_detail::StagedRows& staged)
-{
-    switch (staged.chunk) {
-    case 16:
-        return launchIntMatVecStagedRowsOf<Type, 16>(a, staged.bytes);
-    case 8:
-        return launchIntMatVecStagedRowsOf<Type, 8>(a, staged.bytes);
-    default:
-        return launchIntMatVecStagedRowsOf<Type, 4>(a, staged.bytes);
-    }
 }
 
 // targets [0, countA) of TypeA, the rest of TypeB; false where the rows cannot be staged.
@@ -353,23 +332,7 @@ bool launchIntMatVecStagedMixed(
         = quant_detail::stagedRows(TypeB, a.cols, a.targets + countA, a.targetCount - countA);
     if (sa.bytes == 0 || sb.bytes == 0)
         return false;
-    IntMatVecGrid grid;
-    const std::int64_t blocks = layOutGrid(a, kWarpRowWarps, grid);
-    const int chunk = sa.chunk < sb.chunk ? sa.chunk : sb.chunk; // both rows are aligned to it
-    const int rowSlot = int(((sa.bytes > sb.bytes ? sa.bytes : sb.bytes) + 15) / 16);
-    const std::size_t sharedBytes = std::size_t(kWarpRowWarps) * std::size_t(rowSlot) * 16;
-    auto launch = [&](auto kernel) {
-        launchChained(kernel, dim3(unsigned(blocks)), dim3(32 * kWarpRowWarps), sharedBytes,
-            a.stream, grid, a.cols, int((sa.bytes + chunk - 1) / chunk),
-            int((sb.bytes + chunk - 1) / chunk), rowSlot, grid.firstBlock[countA], a.x.q, a.x.s);
-    };
-    if (chunk == 16)
-        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 16>);
-    else if (chunk == 8)
-        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 8>);
-    else
-        launch(intMatVecStagedRowsMixedKernel<TypeA, TypeB, 4>);
-    result = cudaGetLastError();
+    result = launchIntMatVecStaged<TypeA, TypeB>(a, countA, sa, sb);
     return true;
 }
 
@@ -394,7 +357,7 @@ template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detai
             if (const quant_detail::StagedRows staged
                 = quant_detail::stagedRows(Type, a.cols, a.targets, a.targetCount);
                 staged.bytes > 0)
-                return launchIntMatVecStagedRows<Type>(a, staged);
+                return launchIntMatVecStaged<Type, Type>(a, a.targetCount, staged, staged);
             return launchIntMatVecWarpRows<Type, 1>(a);
         case quant_detail::IntMatVecLayout::WarpRow:
             return launchIntMatVecWarpRows<Type, 1>(a);
