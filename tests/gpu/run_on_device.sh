@@ -16,8 +16,8 @@
 # benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
-# "sanitize" runs compute-sanitizer (memcheck, racecheck) over a short batched generate on the
-# tiny Qwen3.6 preset.
+# "sanitize" runs compute-sanitizer (memcheck, racecheck) over short batched generates (3 and 12
+# sequences) on the tiny Qwen3.6 preset.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -174,10 +174,13 @@ if has sanitize; then
   T=/tmp/models/tiny36.gguf
   mkdir -p /tmp/models
   [[ -f $T ]] || $B synth --preset tiny-qwen3.6-moe --quant q4_k_m --out $T >/dev/null 2>&1
-  for tool in memcheck racecheck; do
-    timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B bench --model $T \
-      --device cuda:0 --prompt-tokens 40 --gen-tokens 6 --batch 3 >"$L/sanitize_$tool.log" 2>&1
-    echo "compute-sanitizer $tool exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$L/sanitize_$tool.log" | tail -1)"
+  # Batch 12: the decode products take the integer tensor-core kernels (9..64 rows).
+  for batch in 3 12; do
+    for tool in memcheck racecheck; do
+      timeout 240 compute-sanitizer --tool $tool --error-exitcode 9 $B bench --model $T \
+        --device cuda:0 --prompt-tokens 40 --gen-tokens 6 --batch $batch >"$L/sanitize_${tool}_$batch.log" 2>&1
+      echo "compute-sanitizer $tool batch $batch exit $?: $(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$L/sanitize_${tool}_$batch.log" | tail -1)"
+    done
   done
 fi
 if has profile; then

@@ -208,7 +208,10 @@ private:
     int m_twoPlanesLayer = -1; // the MoE layer whose norm writes m_normedTwoPlanes (recording)
     cuda::DeviceScratch m_scratch;
     std::size_t m_scratchBytes = 0; // the products' scratch for the largest step
-    float* m_logitsHost = nullptr; // pinned [kMatVecMaxTokens][vocab]
+    float* m_logitsHost = nullptr; // pinned [m_logitPass][vocab]
+    // Logit rows computed (and staged to the host) at a time: as many as the output head's
+    // integer products take in one launch, so a 32-sequence step reads the head once.
+    std::int64_t m_logitPass = cuda::kMatVecMaxTokens;
     StepLayoutBuffer m_layoutBuffer;
 
     // The step in flight.
@@ -320,6 +323,18 @@ Result<void> CudaBackend::initialise()
     m_valueDim = hp.linearNumValueHeads * hp.linearValueHeadDim;
     m_rowCapacity = std::max<std::int64_t>(cap.maxStepRows, cap.maxSequences);
     m_sequenceCapacity = std::max(cap.maxSequences, 1);
+    m_logitPass = cuda::kMatVecMaxTokens;
+    if (m_hostWeights.output.valid()) {
+        cuda::DeviceMatrix head; // its shape only: no device copy exists yet
+        head.type = m_hostWeights.output.type;
+        head.data = reinterpret_cast<const void*>(std::uintptr_t(1) << 12);
+        head.rowStride = m_hostWeights.output.rowStride;
+        head.rows = m_hostWeights.output.rows;
+        head.cols = m_hostWeights.output.cols;
+        m_logitPass = std::max(m_logitPass,
+            std::min<std::int64_t>(cuda::integerProductMaxTokens(head, m_precision),
+                std::max<std::int64_t>(m_sequenceCapacity, cuda::kMatVecMaxTokens)));
+    }
 
     const int attentionLayers = m_hostWeights.layersOf(LayerKind::FullAttention);
     const int deltaLayers = m_hostWeights.layersOf(LayerKind::GatedDeltaNet);
@@ -351,7 +366,7 @@ Result<void> CudaBackend::initialise()
     const std::size_t scratch = m_scratchBytes + kCublasWorkspace;
     const std::uint64_t activations = std::uint64_t(m_rowCapacity) * 3 * std::uint64_t(m_hidden) * 4
         + m_tempFloats * 4
-        + std::uint64_t(cuda::kMatVecMaxTokens) * std::uint64_t(hp.vocabSize + m_hidden) * 4;
+        + std::uint64_t(m_logitPass) * std::uint64_t(hp.vocabSize + m_hidden) * 4;
     const std::uint64_t workspace = scratch + activations;
     const std::uint64_t need = weightBytes + kvBytes + stateBytes + workspace;
     const std::uint64_t margin = 256ull << 20;
@@ -425,7 +440,7 @@ std::size_t CudaBackend::scratchBytes(std::int64_t rows) const
 {
     std::size_t bytes = 0;
     auto need = [&](std::size_t b) { bytes = std::max(bytes, b); };
-    const std::int64_t logitRows = cuda::kMatVecMaxTokens;
+    const std::int64_t logitRows = m_logitPass;
     const auto& hp = m_description.hparams;
     cuda::StepLayout capacity;
     capacity.rows = std::int32_t(rows);
@@ -490,8 +505,8 @@ Result<void> CudaBackend::allocateBuffers()
     auto normed = floats(rowValues, "the normed rows");
     auto delta = floats(rowValues, "the block outputs");
     auto temp = floats(m_tempFloats, "the layer temporaries");
-    auto logitInput = floats(std::size_t(cuda::kMatVecMaxTokens * m_hidden), "the output rows");
-    auto logits = floats(std::size_t(cuda::kMatVecMaxTokens * hp.vocabSize), "the logits");
+    auto logitInput = floats(std::size_t(m_logitPass * m_hidden), "the output rows");
+    auto logits = floats(std::size_t(m_logitPass * hp.vocabSize), "the logits");
     for (auto* r : { &hidden, &normed, &delta, &temp, &logitInput, &logits })
         if (!*r)
             return r->error();
@@ -545,7 +560,7 @@ Result<void> CudaBackend::allocateBuffers()
     m_greedy = static_cast<std::int32_t*>(*greedy);
     m_greedyValue = reinterpret_cast<float*>(m_greedy + kMaxGraphBatch);
     const std::size_t argmaxBytes
-        = cuda::argmaxWorkspaceBytes(cuda::kMatVecMaxTokens, hp.vocabSize);
+        = cuda::argmaxWorkspaceBytes(m_logitPass, hp.vocabSize);
     auto argmax = m_arena.allocate(argmaxBytes, "the greedy search");
     if (!argmax)
         return argmax.error();
@@ -566,7 +581,7 @@ Result<void> CudaBackend::allocateBuffers()
     m_scratch.bytes = scratch;
     cublasSetWorkspace(m_cublas, m_scratch.data + scratch, kCublasWorkspace);
     if (auto e = cudaMallocHost(reinterpret_cast<void**>(&m_logitsHost),
-            std::size_t(cuda::kMatVecMaxTokens * (hp.vocabSize + 1)) * sizeof(float) + sizeof(int));
+            std::size_t(m_logitPass * (hp.vocabSize + 1)) * sizeof(float) + sizeof(int));
         e != cudaSuccess)
         return cudaFailure("pinned host memory for the logits", e);
     const std::int32_t blocksPerSequence
@@ -846,14 +861,14 @@ bool CudaBackend::runStep()
     // Graphs take decode steps whose logits fit one pass of the logits buffer, and greedy-only
     // decode steps of any batch (their logits stay on the device, a pass at a time).
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == key
-        && (key <= cuda::kMatVecMaxTokens || !m_step->wantLogits);
+        && (key <= m_logitPass || !m_step->wantLogits);
     if (!graphable) {
         runOps();
         return false;
     }
     auto allLogits = [&] {
-        for (std::int64_t first = 0; first < key; first += cuda::kMatVecMaxTokens)
-            computeLogits(first, std::min<std::int64_t>(cuda::kMatVecMaxTokens, key - first));
+        for (std::int64_t first = 0; first < key; first += m_logitPass)
+            computeLogits(first, std::min<std::int64_t>(m_logitPass, key - first));
     };
     auto eager = [&] {
         runOps();
@@ -907,9 +922,9 @@ Result<StepOutput> CudaBackend::finishStep()
         cudaProfilerStart();
     const bool graphed = runStep();
     int bad = 0;
-    // Logits leave the device kMatVecMaxTokens rows at a time (the pinned staging buffer); a
+    // Logits leave the device m_logitPass rows at a time (the pinned staging buffer); a
     // graphed step has computed every row's (wantLogits: one pass of rows at most).
-    const std::int64_t pass = graphed ? rows : cuda::kMatVecMaxTokens;
+    const std::int64_t pass = graphed ? rows : m_logitPass;
     for (std::int64_t first = 0; first < rows; first += pass) {
         const std::int64_t n = std::min<std::int64_t>(pass, rows - first);
         if (!graphed)

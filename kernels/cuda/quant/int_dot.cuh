@@ -116,6 +116,10 @@ template <TensorType Type> struct Unit32 {
     {
         return m * sx[0];
     }
+    // The tensor-core products (mat_mul_int8.cuh) apply each piece's scale and the
+    // coefficient of its activation block's sum themselves.
+    __device__ __forceinline__ float pieceScale(int) const { return d; }
+    __device__ __forceinline__ float pieceMin(int) const { return m; }
 };
 
 template <> struct Unit<TensorType::Q4_0> : Unit32<TensorType::Q4_0> {
@@ -139,6 +143,8 @@ template <> struct Unit<TensorType::Q8_0> {
         detail::load16<2>(b + 2, q);
         detail::load16<2>(b + 18, q + 4);
     }
+    __device__ __forceinline__ float pieceScale(int) const { return d; }
+    __device__ __forceinline__ float pieceMin(int) const { return 0.0f; }
     __device__ __forceinline__ float dot(const std::uint32_t (&x)[8], const float (&dx)[1]) const
     {
         int s = 0;
@@ -208,6 +214,8 @@ template <TensorType Type> struct UnitK45 {
     {
         return -(ma * sx[0] + mb * sx[1]);
     }
+    __device__ __forceinline__ float pieceScale(int i) const { return i == 0 ? da : db; }
+    __device__ __forceinline__ float pieceMin(int i) const { return i == 0 ? -ma : -mb; }
 };
 
 template <> struct Unit<TensorType::Q4_K> : UnitK45<TensorType::Q4_K> {
@@ -310,6 +318,8 @@ template <> struct Unit<TensorType::Q3_K> {
     {
         return 0.0f;
     }
+    __device__ __forceinline__ float pieceScale(int i) const { return dl[i]; }
+    __device__ __forceinline__ float pieceMin(int) const { return 0.0f; }
 };
 
 template <> struct Unit<TensorType::Q6_K> {
@@ -358,6 +368,8 @@ template <> struct Unit<TensorType::Q6_K> {
     {
         return 0.0f;
     }
+    __device__ __forceinline__ float pieceScale(int i) const { return dl[i]; }
+    __device__ __forceinline__ float pieceMin(int) const { return 0.0f; }
 };
 
 template <> struct Unit<TensorType::IQ4_XS> {
@@ -393,10 +405,16 @@ template <> struct Unit<TensorType::IQ4_XS> {
     {
         return 0.0f;
     }
+    __device__ __forceinline__ float pieceScale(int) const { return dl; }
+    __device__ __forceinline__ float pieceMin(int) const { return 0.0f; }
 };
 
 // The block types the integer products serve (F32/F16/BF16 keep their float kernels).
 template <TensorType Type> constexpr bool kHasUnit = BlockTraits<Type>::kValues >= 32;
+// ... and the tensor-core products of 9..kIntMatMulMaxTokens rows: every one but Q2_K, whose
+// mins multiply each 16-value piece's integer sum rather than its block's float sum.
+template <TensorType Type>
+constexpr bool kHasMmaUnit = kHasUnit<Type> && Type != TensorType::Q2_K;
 
 constexpr __host__ __device__ int unitValues(TensorType type)
 {

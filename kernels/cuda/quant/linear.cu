@@ -38,17 +38,34 @@ bool validMatrix(const DeviceMatrix& w)
         && w.cols % traits->blockSize == 0 && (w.rows == 0 || w.data != nullptr);
 }
 
+// The integer products of args.tokens rows: the matrix-vector kernels up to kMatVecMaxTokens,
+// the tensor-core ones above.
 struct IntMatVecLaunch {
     const quant_detail::IntMatVecArgs& args;
     cudaError_t& result;
     template <TensorType Type> void operator()() const
     {
+        result = cudaErrorInvalidValue;
         if constexpr (int_dot::kHasUnit<Type>)
-            result = quant_detail::launchIntMatVec<Type>(args);
-        else
-            result = cudaErrorInvalidValue;
+            if (args.tokens <= kMatVecMaxTokens)
+                result = quant_detail::launchIntMatVec<Type>(args);
+        if constexpr (int_dot::kHasMmaUnit<Type>)
+            if (args.tokens > kMatVecMaxTokens)
+                result = quant_detail::launchIntMatMul<Type>(args);
     }
 };
+
+struct HasIntMatMul {
+    bool& has;
+    template <TensorType Type> void operator()() const { has = int_dot::kHasMmaUnit<Type>; }
+};
+
+bool hasIntMatMul(TensorType type)
+{
+    bool has = false;
+    dispatchMatrixType(type, HasIntMatMul { has });
+    return has;
+}
 
 struct MatVecLaunch {
     const quant_detail::MatVecArgs& args;
@@ -173,6 +190,11 @@ IntMatVecLayout layoutFromEnvironment()
     return IntMatVecLayout::StagedWarpRow;
 }
 IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
+
+const bool g_intMatMul = [] {
+    const char* v = std::getenv("CW_CUDA_INTMM");
+    return !(v && std::strcmp(v, "0") == 0);
+}();
 } // namespace
 
 IntMatVecLayout intMatVecLayout()
@@ -225,23 +247,25 @@ cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
 
 bool usesIntMatVec(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
 {
-    // The one switch between the f32 and the integer matrix-vector products. Float32 is the
-    // tests' exact reference and never quantizes its activations.
+    // The one switch between the float and the integer products. Float32 is the tests' exact
+    // reference and never quantizes its activations.
     const bool wanted
         = g_matVecKernel == MatVecKernel::Auto || g_matVecKernel == MatVecKernel::Int8;
-    return wanted && precision != GemmPrecision::Float32 && tokens >= 1
-        && tokens <= kMatVecMaxTokens && intDotSupports(w.type, w.cols, w.data, w.rowStride);
+    const bool rows = tokens <= kMatVecMaxTokens
+        || (tokens <= kIntMatMulMaxTokens && intMatMulEnabled() && hasIntMatMul(w.type));
+    return wanted && precision != GemmPrecision::Float32 && tokens >= 1 && rows
+        && intDotSupports(w.type, w.cols, w.data, w.rowStride);
 }
 
 std::size_t intMatVecScratchBytes(const DeviceMatrix& w, std::int64_t tokens)
 {
-    return quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), w.cols, 1);
+    return quantizedRowsBytes(std::min(tokens, kIntMatMulMaxTokens), w.cols, 1);
 }
 
 cudaError_t intMatVec(const DeviceMatrix& w, const float* x, std::int64_t xStride,
     std::int64_t tokens, float* y, std::int64_t yStride, DeviceScratch scratch, cudaStream_t stream)
 {
-    if (tokens < 1 || tokens > kMatVecMaxTokens
+    if (tokens < 1 || tokens > kIntMatMulMaxTokens
         || scratch.bytes < quantizedRowsBytes(tokens, w.cols, 1))
         return cudaErrorInvalidValue;
     QuantizedRows q;
@@ -254,7 +278,7 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
     float* y, std::int64_t yStride, cudaStream_t stream)
 {
     if (!intDotSupports(w.type, w.cols, w.data, w.rowStride) || tokens < 1
-        || tokens > kMatVecMaxTokens)
+        || tokens > kIntMatMulMaxTokens)
         return cudaErrorInvalidValue;
     IntMatVecArgs args;
     args.targets[0] = { static_cast<const std::uint8_t*>(w.data), w.rowStride, w.rows, y, yStride };
@@ -269,6 +293,11 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
 
 } // namespace quant_detail
 
+bool intMatMulEnabled()
+{
+    return quant_detail::g_intMatMul;
+}
+
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
     float* y, std::int64_t yStride, GemmPrecision precision, DeviceScratch scratch,
     cublasHandle_t cublas, cudaStream_t stream)
@@ -277,15 +306,14 @@ cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, 
         return cudaErrorInvalidValue;
     if (tokens == 0 || w.rows == 0)
         return cudaSuccess;
-    if (tokens <= kMatVecMaxTokens) {
-        // The integer products need scratch for the quantized activations; a caller that
-        // gave less gets the f32 kernels (same contract, slower).
-        if (quant_detail::usesIntMatVec(w, tokens, precision)
-            && scratch.bytes >= quant_detail::intMatVecScratchBytes(w, tokens) && scratch.data
-            && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0)
-            return quant_detail::intMatVec(w, x, xStride, tokens, y, yStride, scratch, stream);
+    // The integer products need scratch for the quantized activations; a caller that gave
+    // less gets the float kernels (same contract, slower).
+    if (quant_detail::usesIntMatVec(w, tokens, precision)
+        && scratch.bytes >= quant_detail::intMatVecScratchBytes(w, tokens) && scratch.data
+        && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0)
+        return quant_detail::intMatVec(w, x, xStride, tokens, y, yStride, scratch, stream);
+    if (tokens <= kMatVecMaxTokens)
         return quant_detail::matVec(w, x, xStride, tokens, y, yStride, stream);
-    }
     return gemm(w, x, xStride, tokens, y, yStride, precision, scratch, cublas, stream);
 }
 
@@ -357,12 +385,15 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
     bool anyInteger = false;
     if (count > kMaxFanOut)
         return cudaErrorInvalidValue;
-    const std::size_t xBytes = quantizedRowsBytes(std::min(tokens, kMatVecMaxTokens), cols, 1);
+    // `quantized` holds rows of up to kMatVecMaxTokens tokens (the norm writes them).
+    if (tokens > kMatVecMaxTokens)
+        quantized = nullptr;
+    const std::size_t xBytes = quantizedRowsBytes(std::min(tokens, kIntMatMulMaxTokens), cols, 1);
     const bool scratchFits = quantized
         || (scratch.data && scratch.bytes >= xBytes
             && (reinterpret_cast<std::uintptr_t>(scratch.data) & 255) == 0);
     for (int i = 0; i < count; ++i) {
-        integer[i] = tokens <= kMatVecMaxTokens && scratchFits && outputs[i].w->rows > 0
+        integer[i] = scratchFits && outputs[i].w->rows > 0
             && usesIntMatVec(*outputs[i].w, tokens, precision);
         anyInteger = anyInteger || integer[i];
     }
@@ -412,17 +443,29 @@ cudaError_t linearFanOut(const LinearOutput* outputs, int count, const float* x,
     return cudaSuccess;
 }
 
+std::int64_t integerProductMaxTokens(const DeviceMatrix& w, GemmPrecision precision)
+{
+    if (!validMatrix(w))
+        return 0;
+    for (const std::int64_t tokens : { kIntMatMulMaxTokens, kMatVecMaxTokens })
+        if (quant_detail::usesIntMatVec(w, tokens, precision))
+            return tokens;
+    return 0;
+}
+
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision)
 {
     if (!validMatrix(w))
         return 0;
-    // Every call up to `tokens` rows fits: the matrix-vector rows (<= kMatVecMaxTokens) and,
-    // above, the prefill slabs.
+    // Every call up to `tokens` rows fits: the integer products' rows (<= kIntMatMulMaxTokens)
+    // and, above, the prefill slabs.
     const std::size_t matVec = tokens >= 1
-            && quant_detail::usesIntMatVec(w, std::min(tokens, kMatVecMaxTokens), precision)
+            && quant_detail::usesIntMatVec(w, std::min(tokens, kIntMatMulMaxTokens), precision)
         ? quant_detail::intMatVecScratchBytes(w, tokens)
         : 0;
-    if (tokens <= kMatVecMaxTokens)
+    if (tokens <= kMatVecMaxTokens
+        || (tokens <= kIntMatMulMaxTokens
+            && quant_detail::usesIntMatVec(w, tokens, precision)))
         return matVec;
     const GemmPlan plan = planGemm(w, tokens, precision);
     return std::max(matVec, plan.xBytes + plan.slabBytes);

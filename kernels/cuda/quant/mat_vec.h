@@ -68,7 +68,7 @@ struct IntMatVecArgs {
     int targetCount = 1;
     std::int64_t cols = 0;
     QuantizedRows x;
-    std::int64_t tokens = 0; // 1..kMatVecMaxTokens
+    std::int64_t tokens = 0; // 1..kMatVecMaxTokens (launchIntMatMul: ..kIntMatMulMaxTokens)
     cudaStream_t stream = nullptr;
 };
 
@@ -98,6 +98,9 @@ StagedRows stagedRows(
 
 // Defined in mat_vec_int8.cuh, instantiated per block type in mat_vec_int8_*.cu.
 template <TensorType Type> cudaError_t launchIntMatVec(const IntMatVecArgs& a);
+// The same products for kMatVecMaxTokens < tokens <= kIntMatMulMaxTokens on the int8 tensor
+// cores (mat_mul_int8.cuh, instantiated in mat_mul_int8_*.cu; every block type but Q2_K).
+template <TensorType Type> cudaError_t launchIntMatMul(const IntMatVecArgs& a);
 
 // One staged launch for one token row over matrices of two types, the first countFirst
 // targets of type `first`, the rest of `second` (Q4_K, Q5_K and Q6_K, in any pair: the

@@ -44,14 +44,26 @@ enum class GemmPrecision {
 // once for all of them, from device memory, at close to full bandwidth.
 constexpr std::int64_t kMatVecMaxTokens = 8;
 
+// Above it and up to this count (decode steps of many sequences), block types other than Q2_K
+// take the int8 tensor-core products (mat_mul_int8.cuh) on the quantized weights; above, or
+// with CW_CUDA_INTMM=0 in the environment, dequantized weights and cuBLAS.
+constexpr std::int64_t kIntMatMulMaxTokens = 64;
+// Whether the tensor-core integer products are on for this process (CW_CUDA_INTMM=0: off,
+// for A/B runs and diagnosis).
+bool intMatMulEnabled();
+
 // y[t][r] = sum_c w[r][c] * x[t][c] for t < tokens, r < w.rows. x rows are xStride floats
 // apart, y rows yStride floats apart. Any token count: up to kMatVecMaxTokens the
-// matrix-vector kernels, above that the tensor-core path (needs `scratch` of
+// matrix-vector kernels, up to kIntMatMulMaxTokens the integer tensor-core products where the
+// type has them, above that dequantized weights and cuBLAS (needs `scratch` of
 // linearScratchBytes bytes and the cuBLAS handle, which must be bound to `stream`).
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
     float* y, std::int64_t yStride, GemmPrecision precision, DeviceScratch scratch,
     cublasHandle_t cublas, cudaStream_t stream);
 std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision precision);
+// The most token rows whose products with w take the integer kernels on its quantized blocks
+// (kIntMatMulMaxTokens or kMatVecMaxTokens), 0 where none serve it (float types, Float32).
+std::int64_t integerProductMaxTokens(const DeviceMatrix& w, GemmPrecision precision);
 
 // One input, several matrices of the same column count: outputs[i].y = x W_i^T, each as
 // linear() computes it. On the integer matrix-vector path x is quantized once for all of

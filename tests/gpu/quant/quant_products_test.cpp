@@ -1,6 +1,6 @@
 // The CUDA quantized products against the CPU: dequantization bit for bit, the matrix-vector
-// products (1..8 token rows) and the cuBLAS prefill path within their error bounds, and the
-// embedding lookup.
+// products (1..8 token rows), the integer tensor-core products (9..64) and the cuBLAS prefill
+// path within their error bounds, and the embedding lookup.
 #include "kernels/cpu/quant/dequantize.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cuda/quant/quant_internal.h"
@@ -295,6 +295,91 @@ TEST_F(QuantProducts, intMatVecMatchesCpuWithinInt8RoundingForEveryBlockType)
     quant_detail::setMatVecKernel(quant_detail::MatVecKernel::Auto);
 }
 
+// y = x W^T on the device for `tokens` rows of x (xStride floats apart) into rows yStride apart,
+// as `calls` calls of at most `perCall` rows each.
+std::vector<float> deviceLinear(const DeviceMatrix& w, const std::vector<float>& xPadded,
+    std::int64_t xStride, std::int64_t tokens, std::int64_t yStride, std::int64_t perCall,
+    GemmPrecision precision, cublasHandle_t cublas, cudaStream_t stream)
+{
+    DeviceBuffer dx(xPadded.size() * 4), dy(std::size_t(tokens * yStride) * 4);
+    const std::size_t scratchBytes = linearScratchBytes(w, perCall, precision);
+    DeviceBuffer scratch(scratchBytes);
+    EXPECT_EQ(cudaSuccess,
+        cudaMemcpy(dx.get(), xPadded.data(), xPadded.size() * 4, cudaMemcpyHostToDevice));
+    EXPECT_EQ(cudaSuccess, cudaMemset(dy.get(), 0xFF, std::size_t(tokens * yStride) * 4));
+    for (std::int64_t t0 = 0; t0 < tokens; t0 += perCall)
+        EXPECT_EQ(cudaSuccess,
+            linear(w, dx.get<float>() + t0 * xStride, xStride, std::min(perCall, tokens - t0),
+                dy.get<float>() + t0 * yStride, yStride, precision,
+                DeviceScratch { scratch.get<std::byte>(), scratchBytes }, cublas, stream));
+    EXPECT_EQ(cudaSuccess, cudaStreamSynchronize(stream));
+    std::vector<float> got(std::size_t(tokens * yStride));
+    EXPECT_EQ(
+        cudaSuccess, cudaMemcpy(got.data(), dy.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+    return got;
+}
+
+// The tensor-core integer products (9..64 token rows, mma.sync on int8) for every block type
+// they serve: within the int8 rounding of the CPU's f32 products, and equal within float
+// rounding to the dp4a matrix-vector products of the same rows, 8 at a time (the same
+// activations and integer sums; each piece's scaled sum is added in another order). A wrong
+// fragment layout, scale or min lands far above either bound.
+TEST_F(QuantProducts, intMatMulEqualsTheIntMatVecRowsForEveryBlockType)
+{
+    struct Shape {
+        std::int64_t rows, cols;
+        std::size_t pad;
+    };
+    ASSERT_TRUE(intMatMulEnabled()) << "CW_CUDA_INTMM=0 in the environment";
+    for (TensorType type : allMatrixTypes()) {
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1 || type == TensorType::Q2_K)
+            continue; // float types keep their kernels; Q2_K's mins take the matrix-vector path
+        // 67 rows: a partial 16-row tile; 4608 columns: 18 super-blocks, units spread over the
+        // four warps unevenly; 37 x 512 with 16 pad bytes: rows apart by more than their
+        // blocks; 96 columns: three units of the 32-value types (an odd last pair).
+        std::vector<Shape> shapes { { 67, 256, 0 }, { 67, 4608, 0 }, { 37, 512, 16 },
+            { 1100, 2048, 0 } };
+        if (tensorTypeTraits(std::uint32_t(type))->blockSize <= 32)
+            shapes.push_back({ 21, 96, 0 });
+        double worstCpu = 0.0, worstRows = 0.0;
+        for (const Shape& s : shapes) {
+            std::vector<std::uint8_t> host;
+            std::unique_ptr<DeviceBuffer> weights;
+            const DeviceMatrix w
+                = upload(type, s.rows, s.cols, bytesPerRow(type, s.cols) + s.pad, host, weights);
+            for (const std::int64_t tokens : { 9, 16, 17, 32, 33, 64 }) {
+                ASSERT_TRUE(quant_detail::usesIntMatVec(w, tokens, GemmPrecision::BFloat16))
+                    << typeName(type) << " cols " << s.cols << " tokens " << tokens;
+                const std::int64_t xStride = w.cols + 4, yStride = w.rows + 3;
+                const std::vector<float> xs = randomFloats(std::size_t(tokens * w.cols), m_rng);
+                std::vector<float> xPadded(std::size_t(tokens * xStride), 7.0f);
+                for (std::int64_t t = 0; t < tokens; ++t)
+                    std::copy_n(xs.begin() + t * w.cols, w.cols, xPadded.begin() + t * xStride);
+                std::vector<float> ref(std::size_t(tokens * w.rows));
+                quant::matMul(w.type, host.data(), w.rowStride, w.rows, w.cols, xs.data(), tokens,
+                    ref.data(), nullptr);
+                const std::vector<float> got = deviceLinear(w, xPadded, xStride, tokens, yStride,
+                    tokens, GemmPrecision::BFloat16, m_cublas, m_stream);
+                const std::vector<float> rows = deviceLinear(w, xPadded, xStride, tokens, yStride,
+                    kMatVecMaxTokens, GemmPrecision::BFloat16, m_cublas, m_stream);
+                std::vector<float> rowsPacked(std::size_t(tokens * w.rows));
+                for (std::int64_t t = 0; t < tokens; ++t)
+                    std::copy_n(rows.begin() + t * yStride, w.rows, rowsPacked.begin() + t * w.rows);
+                const Error cpu = compare(got, std::size_t(yStride), ref, tokens, w.rows);
+                const Error same = compare(got, std::size_t(yStride), rowsPacked, tokens, w.rows);
+                EXPECT_LT(cpu.relative, 4e-2) << typeName(type) << " rows " << s.rows << " cols "
+                                              << s.cols << " tokens " << tokens;
+                EXPECT_LT(same.relative, 1e-5) << typeName(type) << " rows " << s.rows
+                                               << " cols " << s.cols << " tokens " << tokens;
+                worstCpu = std::max(worstCpu, cpu.relative);
+                worstRows = std::max(worstRows, same.relative);
+            }
+        }
+        std::printf("int8 mma %-7s rel vs cpu %.3g, vs matvec rows %.3g\n", typeName(type),
+            worstCpu, worstRows);
+    }
+}
+
 // One token row under the staged layout (the row copied to shared memory before the kernel
 // waits) and under the plain warp rows: the same sums in the same order, so the same bits, for
 // every block type, on rows 16- and 4-byte aligned (staged) and on rows that are not (the
@@ -454,7 +539,8 @@ TEST_F(QuantProducts, prefillMatchesCpuForEveryTypeAndPrecision)
         const DeviceMatrix w = upload(type, rows, cols, bytesPerRow(type, cols), host, weights);
         std::printf("prefill %-7s", typeName(type));
         for (const auto& p : precisions) {
-            const Error e = runLinear(w, host, 41, p.precision, m_rng, m_cublas, m_stream);
+            // Above kIntMatMulMaxTokens: the dequantized weights and cuBLAS.
+            const Error e = runLinear(w, host, 71, p.precision, m_rng, m_cublas, m_stream);
             EXPECT_LT(e.relative, p.bound) << typeName(type) << " " << p.name;
             std::printf("  %s rel %.3g", p.name, e.relative);
         }
@@ -471,7 +557,7 @@ TEST_F(QuantProducts, prefillSplitsLargeMatricesIntoSlabs)
     const DeviceMatrix w
         = upload(TensorType::Q4_K, rows, cols, bytesPerRow(TensorType::Q4_K, cols), host, weights);
     const Error f32 = runLinear(w, host, 9, GemmPrecision::Float32, m_rng, m_cublas, m_stream);
-    const Error bf16 = runLinear(w, host, 9, GemmPrecision::BFloat16, m_rng, m_cublas, m_stream);
+    const Error bf16 = runLinear(w, host, 65, GemmPrecision::BFloat16, m_rng, m_cublas, m_stream);
     EXPECT_LT(f32.relative, 1e-5);
     EXPECT_LT(bf16.relative, 1.5e-2);
     std::printf(
