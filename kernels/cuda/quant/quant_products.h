@@ -45,11 +45,11 @@ enum class GemmPrecision {
 constexpr std::int64_t kMatVecMaxTokens = 8;
 
 // Above it and up to this count (decode steps of many sequences), block types other than Q2_K
-// take the int8 tensor-core products (mat_mul_int8.cuh) on the quantized weights; above, or
-// with CW_CUDA_INTMM=0 in the environment, dequantized weights and cuBLAS.
+// can take the int8 tensor-core products (mat_mul_int8.cuh) on the quantized weights, with
+// CW_CUDA_INTMM=1 in the environment (off by default: slower than cuBLAS at 32 rows on the
+// H200 so far); otherwise, and above, dequantized weights and cuBLAS.
 constexpr std::int64_t kIntMatMulMaxTokens = 64;
-// Whether the tensor-core integer products are on for this process (CW_CUDA_INTMM=0: off,
-// for A/B runs and diagnosis).
+// Whether the tensor-core integer products are on for this process (CW_CUDA_INTMM=1: on).
 bool intMatMulEnabled();
 
 // y[t][r] = sum_c w[r][c] * x[t][c] for t < tokens, r < w.rows. x rows are xStride floats

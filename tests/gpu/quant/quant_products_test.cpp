@@ -330,7 +330,12 @@ TEST_F(QuantProducts, intMatMulEqualsTheIntMatVecRowsForEveryBlockType)
         std::int64_t rows, cols;
         std::size_t pad;
     };
-    ASSERT_TRUE(intMatMulEnabled()) << "CW_CUDA_INTMM=0 in the environment";
+    // Off by default (CW_CUDA_INTMM=1 turns it on); on for this test, restored on any exit.
+    struct IntMatMulOn {
+        bool before = intMatMulEnabled();
+        IntMatMulOn() { quant_detail::setIntMatMul(true); }
+        ~IntMatMulOn() { quant_detail::setIntMatMul(before); }
+    } on;
     for (TensorType type : allMatrixTypes()) {
         if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1 || type == TensorType::Q2_K)
             continue; // float types keep their kernels; Q2_K's mins take the matrix-vector path
