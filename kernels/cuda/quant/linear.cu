@@ -191,13 +191,31 @@ IntMatVecLayout layoutFromEnvironment()
 }
 IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
 
-// Off unless CW_CUDA_INTMM=1: on the H200 at 32 sequences the dequantized-bf16 cuBLAS
-// path decodes 1,745 tok/s and these kernels 1,460 (tests/bench/results/
-// 2026-12-03-h200-int-mma-ab.jsonl), so they stay opt-in until they win.
-bool g_intMatMul = [] {
+// Which matrices take the int8 tensor-core products at 9..kIntMatMulMaxTokens rows: none by
+// default. One 4-warp block per 16 weight rows leaves the card underfilled on the dense
+// products (at most 16,384 rows in these models: 110 GB/s on the H200's Q4_K ones), so at 32
+// sequences they decode 1,460 tok/s against 1,745 for cuBLAS on the dequantized copy
+// (tests/bench/results/README.md, 2026-12-03). CW_CUDA_INTMM=1: every matrix, for A/B runs;
+// CW_CUDA_INTMM=large: matrices of 65,536 rows and more only (the LM head, 248k rows, which
+// does fill the card: one pass of up to 64 rows instead of one 8-row dp4a pass per 8
+// sequences), not yet measured on the card.
+enum class IntMatMulUse { None, LargeOnly, All };
+constexpr std::int64_t kIntMatMulMinRows = 65536;
+const IntMatMulUse g_intMatMulFromEnvironment = [] {
     const char* v = std::getenv("CW_CUDA_INTMM");
-    return v && std::strcmp(v, "1") == 0;
+    if (v && std::strcmp(v, "1") == 0)
+        return IntMatMulUse::All;
+    if (v && std::strcmp(v, "large") == 0)
+        return IntMatMulUse::LargeOnly;
+    return IntMatMulUse::None;
 }();
+IntMatMulUse g_intMatMul = g_intMatMulFromEnvironment;
+
+bool takesIntMatMul(const DeviceMatrix& w)
+{
+    return g_intMatMul == IntMatMulUse::All
+        || (g_intMatMul == IntMatMulUse::LargeOnly && w.rows >= kIntMatMulMinRows);
+}
 } // namespace
 
 IntMatVecLayout intMatVecLayout()
@@ -255,7 +273,7 @@ bool usesIntMatVec(const DeviceMatrix& w, std::int64_t tokens, GemmPrecision pre
     const bool wanted
         = g_matVecKernel == MatVecKernel::Auto || g_matVecKernel == MatVecKernel::Int8;
     const bool rows = tokens <= kMatVecMaxTokens
-        || (tokens <= kIntMatMulMaxTokens && intMatMulEnabled() && hasIntMatMul(w.type));
+        || (tokens <= kIntMatMulMaxTokens && takesIntMatMul(w) && hasIntMatMul(w.type));
     return wanted && precision != GemmPrecision::Float32 && tokens >= 1 && rows
         && intDotSupports(w.type, w.cols, w.data, w.rowStride);
 }
@@ -296,14 +314,15 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
 
 } // namespace quant_detail
 
-bool intMatMulEnabled()
+bool quant_detail::intMatMulForAll()
 {
-    return quant_detail::g_intMatMul;
+    return quant_detail::g_intMatMul == quant_detail::IntMatMulUse::All;
 }
 
-void quant_detail::setIntMatMul(bool enabled)
+void quant_detail::setIntMatMulForAll(bool all)
 {
-    quant_detail::g_intMatMul = enabled;
+    quant_detail::g_intMatMul
+        = all ? quant_detail::IntMatMulUse::All : quant_detail::g_intMatMulFromEnvironment;
 }
 
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,

@@ -24,9 +24,11 @@ cudaError_t dequantizeChunksToF32(const DeviceMatrix& w, float* out, cudaStream_
 // Forces a matrix-vector kernel family for the calls that follow (process-wide; tests and
 // benchmarks only, not thread-safe).
 void setMatVecKernel(MatVecKernel kernel);
-// Turns the int8 tensor-core products for 9..kIntMatMulMaxTokens rows on or off (the same
-// process-wide switch as CW_CUDA_INTMM; tests only).
-void setIntMatMul(bool enabled);
+// Whether every matrix with the int8 tensor-core products takes them at 9..kIntMatMulMaxTokens
+// rows (CW_CUDA_INTMM=1), and the switch to that or back to the environment's setting
+// (linear.cu); process-wide, tests only.
+bool intMatMulForAll();
+void setIntMatMulForAll(bool all);
 
 // The matrix-vector products (1..kMatVecMaxTokens token rows).
 cudaError_t matVec(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,

@@ -44,13 +44,11 @@ enum class GemmPrecision {
 // once for all of them, from device memory, at close to full bandwidth.
 constexpr std::int64_t kMatVecMaxTokens = 8;
 
-// Above it and up to this count (decode steps of many sequences), block types other than Q2_K
-// can take the int8 tensor-core products (mat_mul_int8.cuh) on the quantized weights, with
-// CW_CUDA_INTMM=1 in the environment (off by default: slower than cuBLAS at 32 rows on the
-// H200 so far); otherwise, and above, dequantized weights and cuBLAS.
+// Above it and up to this count (decode steps of many sequences), dequantized weights and
+// cuBLAS, as above it; the int8 tensor-core products (mat_mul_int8.cuh, block types other than
+// Q2_K) take these rows instead with CW_CUDA_INTMM=1 (every matrix: slower on the H200 at 32
+// sequences) or CW_CUDA_INTMM=large (matrices of 65,536 rows and more: not yet measured).
 constexpr std::int64_t kIntMatMulMaxTokens = 64;
-// Whether the tensor-core integer products are on for this process (CW_CUDA_INTMM=1: on).
-bool intMatMulEnabled();
 
 // y[t][r] = sum_c w[r][c] * x[t][c] for t < tokens, r < w.rows. x rows are xStride floats
 // apart, y rows yStride floats apart. Any token count: up to kMatVecMaxTokens the

@@ -330,12 +330,13 @@ TEST_F(QuantProducts, intMatMulEqualsTheIntMatVecRowsForEveryBlockType)
         std::int64_t rows, cols;
         std::size_t pad;
     };
-    // Off by default (CW_CUDA_INTMM=1 turns it on); on for this test, restored on any exit.
-    struct IntMatMulOn {
-        bool before = intMatMulEnabled();
-        IntMatMulOn() { quant_detail::setIntMatMul(true); }
-        ~IntMatMulOn() { quant_detail::setIntMatMul(before); }
-    } on;
+    // Off by default (CW_CUDA_INTMM); every matrix takes them in this test, the setting
+    // restored on any exit.
+    struct IntMatMulForAll {
+        bool before = quant_detail::intMatMulForAll();
+        IntMatMulForAll() { quant_detail::setIntMatMulForAll(true); }
+        ~IntMatMulForAll() { quant_detail::setIntMatMulForAll(before); }
+    } forAll;
     for (TensorType type : allMatrixTypes()) {
         if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1 || type == TensorType::Q2_K)
             continue; // float types keep their kernels; Q2_K's mins take the matrix-vector path
