@@ -314,11 +314,6 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
 
 } // namespace quant_detail
 
-bool quant_detail::intMatMulForAll()
-{
-    return quant_detail::g_intMatMul == quant_detail::IntMatMulUse::All;
-}
-
 void quant_detail::setIntMatMulForAll(bool all)
 {
     quant_detail::g_intMatMul

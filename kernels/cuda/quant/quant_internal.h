@@ -24,10 +24,9 @@ cudaError_t dequantizeChunksToF32(const DeviceMatrix& w, float* out, cudaStream_
 // Forces a matrix-vector kernel family for the calls that follow (process-wide; tests and
 // benchmarks only, not thread-safe).
 void setMatVecKernel(MatVecKernel kernel);
-// Whether every matrix with the int8 tensor-core products takes them at 9..kIntMatMulMaxTokens
-// rows (CW_CUDA_INTMM=1), and the switch to that or back to the environment's setting
-// (linear.cu); process-wide, tests only.
-bool intMatMulForAll();
+// Sends every matrix with the int8 tensor-core products to them at 9..kIntMatMulMaxTokens rows
+// (as CW_CUDA_INTMM=1), or back to the environment's setting (linear.cu); process-wide, tests
+// only.
 void setIntMatMulForAll(bool all);
 
 // The matrix-vector products (1..kMatVecMaxTokens token rows).

@@ -333,9 +333,8 @@ TEST_F(QuantProducts, intMatMulEqualsTheIntMatVecRowsForEveryBlockType)
     // Off by default (CW_CUDA_INTMM); every matrix takes them in this test, the setting
     // restored on any exit.
     struct IntMatMulForAll {
-        bool before = quant_detail::intMatMulForAll();
         IntMatMulForAll() { quant_detail::setIntMatMulForAll(true); }
-        ~IntMatMulForAll() { quant_detail::setIntMatMulForAll(before); }
+        ~IntMatMulForAll() { quant_detail::setIntMatMulForAll(false); }
     } forAll;
     for (TensorType type : allMatrixTypes()) {
         if (tensorTypeTraits(std::uint32_t(type))->blockSize == 1 || type == TensorType::Q2_K)
