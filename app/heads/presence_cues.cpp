@@ -76,21 +76,29 @@ const QHash<QString, QRegularExpression>& cues()
             ")?"
             "of\\s+(?:the\\s+)?(?:net|gross)\\s+(?:sales|revenues?|profits?|receipts)|"
             "\\bcommissions?");
-        // Prices held where they are, increases capped, or resale prices bounded: the ways
-        // supply and licence agreements commonly restrict what a party may charge.
+        // Prices held where they are, increases capped, made seldom or tied to an index, or
+        // resale prices bounded: the ways supply and licence agreements restrict what a party
+        // may charge (a fee that "shall not exceed" an amount is a price, not a restriction).
         add("Price Restrictions",
-            "\\b(?:pric|fee|rate)\\w*[^.]{0,120}\\b(?:shall|will|may)\\s+not\\s+(?:be\\s+)?"
-            "(?:increase|exceed|change|raise|adjust)|\\b(?:pric|fee|rate)\\w*[^.]{0,60}\\b(?:shall|"
-            "will)\\s+(?:remain|be)\\s+(?:firm|fixed|constant|unchanged)|\\b(?:shall|will|may)\\s+"
-            "not"
-            "\\s+(?:\\w+\\s+){0,2}(?:raise|increase)\\s+(?:the\\s+|its\\s+|any\\s+)?(?:pric|fee|"
-            "rate)"
-            "|\\b(?:firm|fixed)\\s+(?:unit\\s+)?pric|\\b(?:price|fee|rate)\\s+increases?[^.]{0,100}"
-            "\\b(?:not\\s+(?:to\\s+)?exceed|no\\s+more\\s+than|limited\\s+to|capped|at\\s+most)|"
-            "\\b(?:not"
-            "\\s+to\\s+exceed|no\\s+more\\s+than)[^.]{0,60}\\bincrease|\\b(?:below|less\\s+than)"
-            "\\s+"
-            "(?:the\\s+)?(?:minimum\\s+)?(?:resale|advertised|list)\\s+price");
+            "\\b(?:pric|fee|rate)\\w*[^.]{0,80}\\b(?:shall|will|may)\\s+not\\s+(?:be\\s+)?(?:increa"
+            "sed|raised|increase|raise)"
+            "|\\b(?:pric|fee|rate)\\w*[^.]{0,60}\\b(?:shall|will)\\s+(?:remain|be)\\s+(?:firm|fixed"
+            "|constant|unchanged)"
+            "|\\b(?:shall|will|may)\\s+not\\s+(?:\\w+\\s+){0,2}(?:raise|increase)\\s+(?:the\\s+|its"
+            "\\s+|any\\s+)?(?:pric|fee|rate)"
+            "|\\b(?:firm|fixed)\\s+(?:unit\\s+)?pric"
+            "|\\b(?:price|fee|rate)\\s+increases?[^.]{0,100}\\b(?:not\\s+(?:to\\s+)?exceed|no\\s+mo"
+            "re\\s+than|limited\\s+to|capped|at\\s+most)"
+            "|\\b(?:not\\s+to\\s+exceed|no\\s+more\\s+than)[^.]{0,60}\\bincrease"
+            "|\\b(?:below|less\\s+than)\\s+(?:the\\s+)?(?:minimum\\s+)?(?:resale|advertised|list)\\"
+            "s+price"
+            "|\\b(?:increase|adjust|change|raise)\\w*[^.]{0,120}\\b(?:not\\s+more\\s+(?:often|frequ"
+            "ently)\\s+than|(?:only\\s+)?once\\s+(?:per|a|each|every|in\\s+any)\\s+(?:\\w+\\s+)?(?:"
+            "year|twelve|12))"
+            "|\\b(?:pric|fee|rate)\\w*[^.]{0,150}\\b(?:increase|decrease|adjust)\\w*[^.]{0,100}\\b("
+            "?:cpi|consumer\\s+price\\s+index)"
+            "|\\b(?:increase|adjust)\\w*[^.]{0,60}\\bnot\\s+(?:to\\s+)?exceed\\w*\\s+(?:\\w+\\s+)?"
+            "\\(?\\d+(?:\\.\\d+)?\\)?\\s*(?:%|percent)");
         add("Minimum Commitment",
             "\\bminimum\\s+(?:annual\\s+|monthly\\s+|quarterly\\s+)?(?:purchase|order|quantit|"
             "commitment|volume|royalt|sales|guarantee|payment)|\\b(?:annual|guaranteed)\\s+"
@@ -156,7 +164,23 @@ const QHash<QString, QRegularExpression>& cues()
             "\\bcovenants?\\s+not\\s+to\\s+sue|\\bnot\\s+to\\s+sue|\\b(?:shall|will)\\s+not\\s+"
             "(?:directly\\s+or\\s+indirectly\\s+)?(?:\\w+\\s+){0,3}(?:contest|challenge|dispute|"
             "oppose|attack)|\\bno\\s+(?:claim|action|suit)\\s+(?:shall|may)\\s+be\\s+brought");
-        add("Third Party Beneficiary", "\\bthird[- ]part(?:y|ies)\\s+beneficiar");
+        // A clause that names someone a beneficiary, or one that excludes third-party rights
+        // except for some: the bare "no third-party beneficiaries" clause is what most contracts
+        // say, and it gives no one a right.
+        add("Third Party Beneficiary",
+            "\\b(?:is|are|be|been|as|become|becomes|deemed|constitutes?)\\s+(?:an?\\s+)?(?:(?:inten"
+            "ded|"
+            "express|expressly|specific|direct|third[- ]part(?:y|ies)|creditor)\\s+){1,4}"
+            "beneficiar(?:y|ies)"
+            "|\\bthird[- ]part(?:y|ies)\\s+beneficiar\\w*[^.]{0,200}\\b(?:except\\s+(?:as|for|that|"
+            "to|"
+            "with)|save\\s+(?:as|for)|unless\\s+otherwise|provided\\s+(?:however|that))"
+            "|\\b(?:except|other\\s+than|save)\\b[^.]{0,200}\\b(?:no\\s+(?:person|third|other|entit"
+            "y)|"
+            "nothing)[^.]{0,250}\\b(?:confer|beneficiar|benefit)"
+            "|\\bconfer\\w*[^.]{0,60}\\b(?:upon|on|to)\\s+(?:any|a)\\s+(?:person|party|third|entity"
+            "|"
+            "other)[^.]{0,200}\\bexcept\\s+(?:as|for|that|to|with)");
         return t;
     }();
     return table;

@@ -89,7 +89,7 @@ if has build; then
   # The command-line tool first: the benchmark file is written while the tests build and run.
   ninja -C build-dev -j16 clausewright-cli >"$L/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
-  if { has bench || has profile || has peer; } && [[ ! -f $M ]]; then
+  if { has bench || has ab || has profile || has peer; } && [[ ! -f $M ]]; then
     synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \

@@ -191,6 +191,21 @@ private slots:
         QVERIFY(cueCandidates("Document Name", text, candidates).empty());
     }
 
+    // The bare exclusion gives no one a right; naming a beneficiary, or excepting some from the
+    // exclusion, does.
+    void thirdPartyBeneficiaryCueSkipsTheBareExclusion()
+    {
+        const QString text = QStringLiteral(
+            "There are no third party beneficiaries of this Agreement. "
+            "Franchisor is an intended third-party beneficiary of this Lease. "
+            "Except as set forth in Section 9, nothing in this Agreement is intended to confer "
+            "any rights upon any person other than the Parties. "
+            "Nothing herein shall confer any rights upon any person other than the Parties.");
+        const auto candidates = buildCandidates(text, {});
+        QCOMPARE(candidates.size(), 4);
+        QCOMPARE(cueCandidates("Third Party Beneficiary", text, candidates), (std::vector<int> { 1, 2 }));
+    }
+
     // A candidate holding the cue may carry the category below the plain threshold, and
     // then only that candidate is the finding.
     void cueRouteHasItsOwnThreshold()
