@@ -37,7 +37,10 @@ const QHash<QString, QRegularExpression>& cues()
             "governing\\s+law)");
         add("Most Favored Nation",
             "\\bmost\\s+favou?red|\\b(?:no|not)\\s+less\\s+favou?rable|\\bmore\\s+favou?rable\\s+"
-            "(?:terms|pricing|prices?|conditions)|\\b(?:lowest|best)\\s+(?:net\\s+)?price");
+            "(?:terms|pricing|prices?|conditions)|\\b(?:lowest|best)\\s+(?:net\\s+)?price"
+            // Terms no better for others, or fees no higher than others are charged.
+            "|\\bmore\\s+favou?rable\\s+(?:\\w+\\s+){0,4}than|\\b(?:higher|greater)\\s+(?:\\w+\\s+)?"
+            "(?:fees?|prices?|rates?|royalt\\w*|charges?)\\s+than[^.]{0,120}\\b(?:other|any|similarly)");
         add("Competitive Restriction Exception",
             "\\bnotwithstanding\\s+(?:the\\s+foregoing|anything)[^.]{0,200}\\b(?:compet|exclusiv|"
             "solicit)|\\b(?:shall|will)\\s+not\\s+(?:be\\s+deemed\\s+to\\s+)?(?:prohibit|restrict|"
