@@ -131,7 +131,12 @@ const QHash<QString, QRegularExpression>& cues()
         add("Affiliate License-Licensee",
             "\\blicen[cs]\\w*[^.]{0,200}\\b(?:to|for)\\s+\\w+\\s+and\\s+its\\s+(?:affiliates|"
             "subsidiaries)|\\b(?:affiliates|subsidiaries)\\s+(?:of\\s+\\w+\\s+)?(?:may|shall\\s+"
-            "have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)");
+            "have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)"
+            // Granted to a party and its affiliates, or sublicensable to them.
+            "|\\bgrants?\\s+(?:\\w+\\s+){0,4}?(?:to\\s+)?[\\w&.@-]+(?:\\s+[\\w&.@-]+){0,2},?\\s+(?:and|"
+            "together\\s+with|,)\\s*(?:each\\s+of\\s+)?(?:its|their)\\s+(?:\\w+\\s+){0,2}(?:affiliates|"
+            "subsidiaries)|\\bsub-?licen[cs]\\w*[^.]{0,150}\\bto\\s+(?:any\\s+(?:of\\s+)?)?(?:its\\s+|"
+            "their\\s+)?(?:\\w+\\s+){0,3}(?:affiliates|subsidiaries)");
         add("Unlimited/All-You-Can-Eat-License",
             "\\bunlimited\\b|\\ball[- ]you[- ]can[- ]eat|\\benterprise[- "
             "]wide|\\bany\\s+number\\s+of\\s+"
