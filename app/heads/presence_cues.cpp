@@ -59,8 +59,9 @@ const QHash<QString, QRegularExpression>& cues()
             "\\b(?:solicit|recruit|hire|employ|induce)\\w*[^.]{0,150}\\b(?:employees?|personnel|"
             "staff|consultants?)\\b|\\bnon-?solicit");
         add("Non-Disparagement",
-            "\\bdisparag|\\bderogatory|\\bdefamatory|\\bdisrepute|\\bnegative\\s+(?:statements?|"
-            "comments?|remarks?)");
+            // Not "defamatory": content warranties use it, and they bind no one's speech.
+            "\\bdisparag|\\bderogatory|\\bdisrepute|\\bnegative\\s+(?:statements?|comments?|"
+            "remarks?)");
         add("Termination For Convenience",
             "\\bterminat\\w*[^.]{0,150}\\b(?:for\\s+(?:its\\s+)?convenience|without\\s+cause|"
             "for\\s+"
@@ -163,7 +164,12 @@ const QHash<QString, QRegularExpression>& cues()
             "shall[^.]{0,100}\\bliable");
         add("Liquidated Damages",
             "\\bliquidated\\s+damages|\\btermination\\s+fee|\\bbreak-?up\\s+fee|\\bkill\\s+fee|"
-            "\\bnot\\s+as\\s+a\\s+penalty");
+            "\\bnot\\s+as\\s+a\\s+penalty"
+            // A sum fixed in advance for leaving early or for a default, whatever it is called.
+            "|\\b(?:cancellation|exit|early\\s+termination|buy-?out|break)\\s+(?:fee|charge|payment)"
+            "|\\btermination\\s+(?:payment|charge)|\\bpay\\s+(?:to\\s+\\w+\\s+)?(?:a|the)\\s+(?:\\w+\\s+)?"
+            "penalt(?:y|ies)|\\bpenalt(?:y|ies)\\s+(?:equal|of\\s+\\$|shall\\s+apply)|\\bpayment\\s+"
+            "penalt");
         add("Warranty Duration",
             "\\bwarrant\\w*[^.]{0,200}\\b(?:period\\s+of|for\\s+(?:a\\s+period\\s+of\\s+)?)\\s*"
             "(?:\\w+\\s+)?\\(?\\d+\\)?\\s*(?:days|months|years)|\\bwarranty\\s+period");
