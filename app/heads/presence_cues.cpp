@@ -39,8 +39,10 @@ const QHash<QString, QRegularExpression>& cues()
             "\\bmost\\s+favou?red|\\b(?:no|not)\\s+less\\s+favou?rable|\\bmore\\s+favou?rable\\s+"
             "(?:terms|pricing|prices?|conditions)|\\b(?:lowest|best)\\s+(?:net\\s+)?price"
             // Terms no better for others, or fees no higher than others are charged.
-            "|\\bmore\\s+favou?rable\\s+(?:\\w+\\s+){0,4}than|\\b(?:higher|greater)\\s+(?:\\w+\\s+)?"
-            "(?:fees?|prices?|rates?|royalt\\w*|charges?)\\s+than[^.]{0,120}\\b(?:other|any|similarly)");
+            "|\\bmore\\s+favou?rable\\s+(?:\\w+\\s+){0,4}than|\\b(?:higher|greater)\\s+(?:\\w+\\s+)"
+            "?"
+            "(?:fees?|prices?|rates?|royalt\\w*|charges?)\\s+than[^.]{0,120}\\b(?:other|any|"
+            "similarly)");
         add("Competitive Restriction Exception",
             "\\bnotwithstanding\\s+(?:the\\s+foregoing|anything)[^.]{0,200}\\b(?:compet|exclusiv|"
             "solicit)|\\b(?:shall|will)\\s+not\\s+(?:be\\s+deemed\\s+to\\s+)?(?:prohibit|restrict|"
@@ -134,9 +136,12 @@ const QHash<QString, QRegularExpression>& cues()
             "subsidiaries)|\\b(?:affiliates|subsidiaries)\\s+(?:of\\s+\\w+\\s+)?(?:may|shall\\s+"
             "have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)"
             // Granted to a party and its affiliates, or sublicensable to them.
-            "|\\bgrants?\\s+(?:\\w+\\s+){0,4}?(?:to\\s+)?[\\w&.@-]+(?:\\s+[\\w&.@-]+){0,2},?\\s+(?:and|"
-            "together\\s+with|,)\\s*(?:each\\s+of\\s+)?(?:its|their)\\s+(?:\\w+\\s+){0,2}(?:affiliates|"
-            "subsidiaries)|\\bsub-?licen[cs]\\w*[^.]{0,150}\\bto\\s+(?:any\\s+(?:of\\s+)?)?(?:its\\s+|"
+            "|\\bgrants?\\s+(?:\\w+\\s+){0,4}?(?:to\\s+)?[\\w&.@-]+(?:\\s+[\\w&.@-]+){0,2},?\\s+(?:"
+            "and|"
+            "together\\s+with|,)\\s*(?:each\\s+of\\s+)?(?:its|their)\\s+(?:\\w+\\s+){0,2}(?:"
+            "affiliates|"
+            "subsidiaries)|\\bsub-?licen[cs]\\w*[^.]{0,150}\\bto\\s+(?:any\\s+(?:of\\s+)?)?(?:"
+            "its\\s+|"
             "their\\s+)?(?:\\w+\\s+){0,3}(?:affiliates|subsidiaries)");
         add("Unlimited/All-You-Can-Eat-License",
             "\\bunlimited\\b|\\ball[- ]you[- ]can[- ]eat|\\benterprise[- "
@@ -166,9 +171,12 @@ const QHash<QString, QRegularExpression>& cues()
             "\\bliquidated\\s+damages|\\btermination\\s+fee|\\bbreak-?up\\s+fee|\\bkill\\s+fee|"
             "\\bnot\\s+as\\s+a\\s+penalty"
             // A sum fixed in advance for leaving early or for a default, whatever it is called.
-            "|\\b(?:cancellation|exit|early\\s+termination|buy-?out|break)\\s+(?:fee|charge|payment)"
-            "|\\btermination\\s+(?:payment|charge)|\\bpay\\s+(?:to\\s+\\w+\\s+)?(?:a|the)\\s+(?:\\w+\\s+)?"
-            "penalt(?:y|ies)|\\bpenalt(?:y|ies)\\s+(?:equal|of\\s+\\$|shall\\s+apply)|\\bpayment\\s+"
+            "|\\b(?:cancellation|exit|early\\s+termination|buy-?out|break)\\s+(?:fee|charge|"
+            "payment)"
+            "|\\btermination\\s+(?:payment|charge)|\\bpay\\s+(?:to\\s+\\w+\\s+)?(?:a|the)\\s+(?:"
+            "\\w+\\s+)?"
+            "penalt(?:y|ies)|\\bpenalt(?:y|ies)\\s+(?:equal|of\\s+\\$|shall\\s+apply)|"
+            "\\bpayment\\s+"
             "penalt");
         add("Warranty Duration",
             "\\bwarrant\\w*[^.]{0,200}\\b(?:period\\s+of|for\\s+(?:a\\s+period\\s+of\\s+)?)\\s*"

@@ -203,7 +203,8 @@ private slots:
             "Nothing herein shall confer any rights upon any person other than the Parties.");
         const auto candidates = buildCandidates(text, {});
         QCOMPARE(candidates.size(), 4);
-        QCOMPARE(cueCandidates("Third Party Beneficiary", text, candidates), (std::vector<int> { 1, 2 }));
+        QCOMPARE(cueCandidates("Third Party Beneficiary", text, candidates),
+            (std::vector<int> { 1, 2 }));
     }
 
     // A candidate holding the cue may carry the category below the plain threshold, and
