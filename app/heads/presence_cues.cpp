@@ -36,13 +36,14 @@ const QHash<QString, QRegularExpression>& cues()
             "\\b(?:governed\\s+by|construed\\s+(?:and\\s+enforced\\s+)?in\\s+accordance\\s+with|"
             "governing\\s+law)");
         add("Most Favored Nation",
-            "\\bmost\\s+favou?red|\\b(?:no|not)\\s+less\\s+favou?rable|\\bmore\\s+favou?rable\\s+"
-            "(?:terms|pricing|prices?|conditions)|\\b(?:lowest|best)\\s+(?:net\\s+)?price"
+            "\\bmost\\s+favou?red|\\b(?:no|not)\\s+less\\s+favou?rable"
+            "|\\bmore\\s+favou?rable\\s+(?:terms|pricing|prices?|conditions)"
+            "|\\b(?:lowest|best)\\s+(?:net\\s+)?price"
             // Terms no better for others, or fees no higher than others are charged.
-            "|\\bmore\\s+favou?rable\\s+(?:\\w+\\s+){0,4}than|\\b(?:higher|greater)\\s+(?:\\w+\\s+)"
-            "?"
-            "(?:fees?|prices?|rates?|royalt\\w*|charges?)\\s+than[^.]{0,120}\\b(?:other|any|"
-            "similarly)");
+            "|\\bmore\\s+favou?rable\\s+(?:\\w+\\s+){0,4}than"
+            "|\\b(?:higher|greater)\\s+(?:\\w+\\s+)?(?:fees?|prices?|rates?|royalt\\w*"
+            "|charges?)\\s+than"
+            "[^.]{0,120}\\b(?:other|any|similarly)");
         add("Competitive Restriction Exception",
             "\\bnotwithstanding\\s+(?:the\\s+foregoing|anything)[^.]{0,200}\\b(?:compet|exclusiv|"
             "solicit)|\\b(?:shall|will)\\s+not\\s+(?:be\\s+deemed\\s+to\\s+)?(?:prohibit|restrict|"
@@ -62,8 +63,8 @@ const QHash<QString, QRegularExpression>& cues()
             "staff|consultants?)\\b|\\bnon-?solicit");
         add("Non-Disparagement",
             // Not "defamatory": content warranties use it, and they bind no one's speech.
-            "\\bdisparag|\\bderogatory|\\bdisrepute|\\bnegative\\s+(?:statements?|comments?|"
-            "remarks?)");
+            "\\bdisparag|\\bderogatory|\\bdisrepute|\\bnegative\\s+(?:statements?|comments?"
+            "|remarks?)");
         add("Termination For Convenience",
             "\\bterminat\\w*[^.]{0,150}\\b(?:for\\s+(?:its\\s+)?convenience|without\\s+cause|"
             "for\\s+"
@@ -86,25 +87,26 @@ const QHash<QString, QRegularExpression>& cues()
         // resale prices bounded: the ways supply and licence agreements restrict what a party
         // may charge (a fee that "shall not exceed" an amount is a price, not a restriction).
         add("Price Restrictions",
-            "\\b(?:pric|fee|rate)\\w*[^.]{0,80}\\b(?:shall|will|may)\\s+not\\s+(?:be\\s+)?(?:increa"
-            "sed|raised|increase|raise)"
-            "|\\b(?:pric|fee|rate)\\w*[^.]{0,60}\\b(?:shall|will)\\s+(?:remain|be)\\s+(?:firm|fixed"
-            "|constant|unchanged)"
-            "|\\b(?:shall|will|may)\\s+not\\s+(?:\\w+\\s+){0,2}(?:raise|increase)\\s+(?:the\\s+|its"
-            "\\s+|any\\s+)?(?:pric|fee|rate)"
+            "\\b(?:pric|fee|rate)\\w*[^.]{0,80}\\b(?:shall|will|may)\\s+not\\s+(?:be\\s+)?"
+            "(?:increase|raise)"
+            "|\\b(?:pric|fee|rate)\\w*[^.]{0,60}\\b(?:shall|will)\\s+(?:remain|be)\\s+(?:firm"
+            "|fixed|constant|unchanged)"
+            "|\\b(?:shall|will|may)\\s+not\\s+(?:\\w+\\s+){0,2}(?:raise|increase)\\s+(?:the\\s+"
+            "|its\\s+|any\\s+)?(?:pric|fee|rate)"
             "|\\b(?:firm|fixed)\\s+(?:unit\\s+)?pric"
-            "|\\b(?:price|fee|rate)\\s+increases?[^.]{0,100}\\b(?:not\\s+(?:to\\s+)?exceed|no\\s+mo"
-            "re\\s+than|limited\\s+to|capped|at\\s+most)"
+            "|\\b(?:price|fee|rate)\\s+increases?[^.]{0,100}\\b(?:not\\s+(?:to\\s+)?exceed"
+            "|no\\s+more\\s+than|limited\\s+to|capped|at\\s+most)"
             "|\\b(?:not\\s+to\\s+exceed|no\\s+more\\s+than)[^.]{0,60}\\bincrease"
-            "|\\b(?:below|less\\s+than)\\s+(?:the\\s+)?(?:minimum\\s+)?(?:resale|advertised|list)\\"
-            "s+price"
-            "|\\b(?:increase|adjust|change|raise)\\w*[^.]{0,120}\\b(?:not\\s+more\\s+(?:often|frequ"
-            "ently)\\s+than|(?:only\\s+)?once\\s+(?:per|a|each|every|in\\s+any)\\s+(?:\\w+\\s+)?(?:"
-            "year|twelve|12))"
-            "|\\b(?:pric|fee|rate)\\w*[^.]{0,150}\\b(?:increase|decrease|adjust)\\w*[^.]{0,100}\\b("
-            "?:cpi|consumer\\s+price\\s+index)"
-            "|\\b(?:increase|adjust)\\w*[^.]{0,60}\\bnot\\s+(?:to\\s+)?exceed\\w*\\s+(?:\\w+\\s+)?"
-            "\\(?\\d+(?:\\.\\d+)?\\)?\\s*(?:%|percent)");
+            "|\\b(?:below|less\\s+than)\\s+(?:the\\s+)?(?:minimum\\s+)?(?:resale|advertised"
+            "|list)\\s+price"
+            "|\\b(?:increase|adjust|change|raise)\\w*[^.]{0,120}\\b(?:not\\s+more\\s+(?:often"
+            "|frequently)\\s+than"
+            "|(?:only\\s+)?once\\s+(?:per|a|each|every|in\\s+any)\\s+(?:\\w+\\s+)?(?:year|twelve"
+            "|12))"
+            "|\\b(?:pric|fee|rate)\\w*[^.]{0,150}\\b(?:increase|decrease|adjust)\\w*[^.]{0,100}"
+            "\\b(?:cpi|consumer\\s+price\\s+index)"
+            "|\\b(?:increase|adjust)\\w*[^.]{0,60}\\bnot\\s+(?:to\\s+)?exceed\\w*\\s+"
+            "(?:\\w+\\s+)?\\(?\\d+(?:\\.\\d+)?\\)?\\s*(?:%|percent)");
         add("Minimum Commitment",
             "\\bminimum\\s+(?:annual\\s+|monthly\\s+|quarterly\\s+)?(?:purchase|order|quantit|"
             "commitment|volume|royalt|sales|guarantee|payment)|\\b(?:annual|guaranteed)\\s+"
@@ -132,17 +134,16 @@ const QHash<QString, QRegularExpression>& cues()
             "\\b(?:grants?|licen[cs]|own|controll?ed)|\\bcontrolled\\s+by\\s+\\w+\\s+or\\s+its\\s+"
             "affiliates");
         add("Affiliate License-Licensee",
-            "\\blicen[cs]\\w*[^.]{0,200}\\b(?:to|for)\\s+\\w+\\s+and\\s+its\\s+(?:affiliates|"
-            "subsidiaries)|\\b(?:affiliates|subsidiaries)\\s+(?:of\\s+\\w+\\s+)?(?:may|shall\\s+"
-            "have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)"
+            "\\blicen[cs]\\w*[^.]{0,200}\\b(?:to|for)\\s+\\w+\\s+and\\s+its\\s+(?:affiliates"
+            "|subsidiaries)"
+            "|\\b(?:affiliates|subsidiaries)\\s+(?:of\\s+\\w+\\s+)?(?:may"
+            "|shall\\s+have\\s+the\\s+right\\s+to)\\s+(?:use|exercise)"
             // Granted to a party and its affiliates, or sublicensable to them.
-            "|\\bgrants?\\s+(?:\\w+\\s+){0,4}?(?:to\\s+)?[\\w&.@-]+(?:\\s+[\\w&.@-]+){0,2},?\\s+(?:"
-            "and|"
-            "together\\s+with|,)\\s*(?:each\\s+of\\s+)?(?:its|their)\\s+(?:\\w+\\s+){0,2}(?:"
-            "affiliates|"
-            "subsidiaries)|\\bsub-?licen[cs]\\w*[^.]{0,150}\\bto\\s+(?:any\\s+(?:of\\s+)?)?(?:"
-            "its\\s+|"
-            "their\\s+)?(?:\\w+\\s+){0,3}(?:affiliates|subsidiaries)");
+            "|\\bgrants?\\s+(?:\\w+\\s+){0,4}?(?:to\\s+)?[\\w&.@-]+(?:\\s+[\\w&.@-]+){0,2},?\\s+"
+            "(?:and|together\\s+with|,)\\s*(?:each\\s+of\\s+)?(?:its|their)\\s+(?:\\w+\\s+){0,2}"
+            "(?:affiliates|subsidiaries)"
+            "|\\bsub-?licen[cs]\\w*[^.]{0,150}\\bto\\s+(?:any\\s+(?:of\\s+)?)?(?:its\\s+"
+            "|their\\s+)?(?:\\w+\\s+){0,3}(?:affiliates|subsidiaries)");
         add("Unlimited/All-You-Can-Eat-License",
             "\\bunlimited\\b|\\ball[- ]you[- ]can[- ]eat|\\benterprise[- "
             "]wide|\\bany\\s+number\\s+of\\s+"
@@ -168,16 +169,14 @@ const QHash<QString, QRegularExpression>& cues()
             "event\\s+"
             "shall[^.]{0,100}\\bliable");
         add("Liquidated Damages",
-            "\\bliquidated\\s+damages|\\btermination\\s+fee|\\bbreak-?up\\s+fee|\\bkill\\s+fee|"
-            "\\bnot\\s+as\\s+a\\s+penalty"
+            "\\bliquidated\\s+damages|\\btermination\\s+fee|\\bbreak-?up\\s+fee|\\bkill\\s+fee"
+            "|\\bnot\\s+as\\s+a\\s+penalty"
             // A sum fixed in advance for leaving early or for a default, whatever it is called.
-            "|\\b(?:cancellation|exit|early\\s+termination|buy-?out|break)\\s+(?:fee|charge|"
-            "payment)"
-            "|\\btermination\\s+(?:payment|charge)|\\bpay\\s+(?:to\\s+\\w+\\s+)?(?:a|the)\\s+(?:"
-            "\\w+\\s+)?"
-            "penalt(?:y|ies)|\\bpenalt(?:y|ies)\\s+(?:equal|of\\s+\\$|shall\\s+apply)|"
-            "\\bpayment\\s+"
-            "penalt");
+            "|\\b(?:cancellation|exit|early\\s+termination|buy-?out|break)\\s+(?:fee|charge"
+            "|payment)"
+            "|\\btermination\\s+(?:payment|charge)"
+            "|\\bpay\\s+(?:to\\s+\\w+\\s+)?(?:a|the)\\s+(?:\\w+\\s+)?penalt(?:y|ies)"
+            "|\\bpenalt(?:y|ies)\\s+(?:equal|of\\s+\\$|shall\\s+apply)|\\bpayment\\s+penalt");
         add("Warranty Duration",
             "\\bwarrant\\w*[^.]{0,200}\\b(?:period\\s+of|for\\s+(?:a\\s+period\\s+of\\s+)?)\\s*"
             "(?:\\w+\\s+)?\\(?\\d+\\)?\\s*(?:days|months|years)|\\bwarranty\\s+period");
@@ -190,19 +189,15 @@ const QHash<QString, QRegularExpression>& cues()
         // except for some: the bare "no third-party beneficiaries" clause is what most contracts
         // say, and it gives no one a right.
         add("Third Party Beneficiary",
-            "\\b(?:is|are|be|been|as|become|becomes|deemed|constitutes?)\\s+(?:an?\\s+)?(?:(?:inten"
-            "ded|"
-            "express|expressly|specific|direct|third[- ]part(?:y|ies)|creditor)\\s+){1,4}"
-            "beneficiar(?:y|ies)"
-            "|\\bthird[- ]part(?:y|ies)\\s+beneficiar\\w*[^.]{0,200}\\b(?:except\\s+(?:as|for|that|"
-            "to|"
-            "with)|save\\s+(?:as|for)|unless\\s+otherwise|provided\\s+(?:however|that))"
-            "|\\b(?:except|other\\s+than|save)\\b[^.]{0,200}\\b(?:no\\s+(?:person|third|other|entit"
-            "y)|"
-            "nothing)[^.]{0,250}\\b(?:confer|beneficiar|benefit)"
-            "|\\bconfer\\w*[^.]{0,60}\\b(?:upon|on|to)\\s+(?:any|a)\\s+(?:person|party|third|entity"
-            "|"
-            "other)[^.]{0,200}\\bexcept\\s+(?:as|for|that|to|with)");
+            "\\b(?:is|are|be|been|as|become|becomes|deemed|constitutes?)\\s+(?:an?\\s+)?(?:"
+            "(?:intended|express|expressly|specific|direct|third[- ]part(?:y|ies)"
+            "|creditor)\\s+){1,4}beneficiar(?:y|ies)"
+            "|\\bthird[- ]part(?:y|ies)\\s+beneficiar\\w*[^.]{0,200}\\b(?:except\\s+(?:as|for"
+            "|that|to|with)|save\\s+(?:as|for)|unless\\s+otherwise|provided\\s+(?:however|that))"
+            "|\\b(?:except|other\\s+than|save)\\b[^.]{0,200}\\b(?:no\\s+(?:person|third|other"
+            "|entity)|nothing)[^.]{0,250}\\b(?:confer|beneficiar|benefit)"
+            "|\\bconfer\\w*[^.]{0,60}\\b(?:upon|on|to)\\s+(?:any|a)\\s+(?:person|party|third"
+            "|entity|other)[^.]{0,200}\\bexcept\\s+(?:as|for|that|to|with)");
         return t;
     }();
     return table;
