@@ -1,5 +1,7 @@
 #include "app/heads/clause_model.h"
 
+#include "app/heads/category_relations.h"
+
 #include <QDataStream>
 #include <QFile>
 #include <QSaveFile>
@@ -19,6 +21,13 @@ ClauseModel::ClauseModel(uint32_t hashBits, QList<CategoryModel> categories)
     : m_hashBits(hashBits)
     , m_categories(std::move(categories))
 {
+    for (CategoryModel& c : m_categories) {
+        c.qualified.clear();
+        for (const QString& name : qualifiedCategories(c.category)) {
+            if (const int column = categoryIndex(name); column >= 0)
+                c.qualified.push_back(column);
+        }
+    }
     buildIndex();
 }
 

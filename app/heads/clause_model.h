@@ -31,6 +31,9 @@ struct CategoryModel {
     // When fitted, presence is decided by this model's probability against
     // `presenceThreshold` instead of the best candidate's score (and the cue route is off).
     std::optional<PresenceModel> presence;
+    // The columns of the categories this one qualifies (category_relations.h), for its
+    // presence model; set by ClauseModel from the names, not stored in the file.
+    std::vector<int> qualified;
     std::vector<uint32_t> indices; // sorted
     std::vector<float> weights;
 };

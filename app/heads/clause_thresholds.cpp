@@ -298,8 +298,9 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
         std::vector<PresenceSample> samples;
         for (const HeldOutScores& h : held) {
             const PreparedContract& p = contracts[size_t(h.contract)];
-            samples.push_back({ presenceFeatures(h.scores, k, p.cued[size_t(bit)]),
-                bool((p.present >> bit) & 1u) });
+            samples.push_back(
+                { presenceFeatures(h.scores, k, p.cued[size_t(bit)], categories[k].qualified),
+                    bool((p.present >> bit) & 1u) });
             ContractEvidence e;
             for (const auto& s : h.scores)
                 e.best = std::max(e.best, s[size_t(k)]);

@@ -83,7 +83,7 @@ PresenceDecision decidePresence(const CategoryModel& c,
     }
     if (c.presence) {
         d.present = d.top >= 0
-            && c.presence->probability(presenceFeatures(scores, k, cued))
+            && c.presence->probability(presenceFeatures(scores, k, cued, c.qualified))
                 >= double(c.presenceThreshold);
         return d;
     }

@@ -55,8 +55,8 @@ bool solve(Matrix& a, std::vector<double>& b)
 
 } // namespace
 
-PresenceFeatures presenceFeatures(
-    const std::vector<std::vector<float>>& scores, int k, const std::vector<int>& cued)
+PresenceFeatures presenceFeatures(const std::vector<std::vector<float>>& scores, int k,
+    const std::vector<int>& cued, const std::vector<int>& qualified)
 {
     float top[3] = { 0.0f, 0.0f, 0.0f };
     int above = 0;
@@ -77,6 +77,14 @@ PresenceFeatures presenceFeatures(
     PresenceFeatures x = { clampedLogit(top[0]), clampedLogit(top[1]), clampedLogit(top[2]),
         float(std::log1p(double(above))), cuedBest >= 0.0f ? 1.0f : 0.0f,
         cuedBest >= 0.0f ? clampedLogit(cuedBest) : clampedLogit(0.0f) };
+    if (!qualified.empty()) {
+        float parent = 0.0f;
+        for (const auto& row : scores) {
+            for (int q : qualified)
+                parent = std::max(parent, row[size_t(q)]);
+        }
+        x.push_back(clampedLogit(parent));
+    }
     return x;
 }
 

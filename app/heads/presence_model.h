@@ -22,12 +22,15 @@ namespace cw::heads {
 // sum, as a softer count (0.760/0.763); nor the plain rule for categories with fewer than 12
 // held-out positives rather than 8 (0.757/0.759: Price Restrictions 0.32/0.42 -> 0.22/0.12, so
 // the presence model is what carries the rarest categories).
-constexpr int kOwnPresenceFeatures = 6;
+// A category that CUAD defines as a qualification of others (qualifiedCategories) reads one
+// more: the best logit of those others' candidates, since an exception to a non-compete needs
+// a non-compete to except from. This is CUAD's definition, not a correlation fitted on data.
 using PresenceFeatures = std::vector<float>;
 
-// `scores`: [candidate][category]; `cued`: the candidates holding category k's cue.
-PresenceFeatures presenceFeatures(
-    const std::vector<std::vector<float>>& scores, int k, const std::vector<int>& cued);
+// `scores`: [candidate][category]; `cued`: the candidates holding category k's cue;
+// `qualified`: the columns of the categories that category k qualifies (none for most).
+PresenceFeatures presenceFeatures(const std::vector<std::vector<float>>& scores, int k,
+    const std::vector<int>& cued, const std::vector<int>& qualified = {});
 
 // A logistic regression on PresenceFeatures: p(the contract has the category). Fitted per
 // category on held-out scores of inner-fold models, so it learns how far to trust the

@@ -296,6 +296,48 @@ private slots:
         QCOMPARE(back->categories()[0].presence->bias, t.presence->bias);
     }
 
+    // An exception to a restrictive covenant needs the covenant: held-out contracts whose
+    // exception-like sentences all score alike are told apart by whether a non-compete scores
+    // high, which only the qualified category's feature shows.
+    void exceptionReadsTheRestrictionItQualifies()
+    {
+        const QString exception = QStringLiteral("Competitive Restriction Exception");
+        const int bit = int(cuadCategories().indexOf(exception));
+        const int count = 2 * kMinPresencePositives + 4;
+        std::vector<PreparedContract> contracts(static_cast<size_t>(count));
+        std::vector<HeldOutScores> held;
+        for (int i = 0; i < count; ++i) {
+            PreparedContract& p = contracts[size_t(i)];
+            const bool present = i % 2 == 0;
+            p.labels = { present ? uint64_t(1) << bit : 0, 0 };
+            p.present = present ? uint64_t(1) << bit : 0;
+            p.goldMatches.resize(size_t(cuadCategories().size()));
+            p.cued.resize(size_t(cuadCategories().size()));
+            if (present)
+                p.goldMatches[size_t(bit)] = { { 0 } };
+            // Columns: the exception, then the non-compete.
+            const float own = 0.3f + 0.01f * float(i % 4);
+            held.push_back({ i, { { own, present ? 0.9f : 0.02f }, { 0.05f, 0.01f } } });
+        }
+        CategoryModel c, nonCompete;
+        c.category = exception;
+        nonCompete.category = QStringLiteral("Non-Compete");
+        const ClauseModel tuned
+            = withThresholds(ClauseModel(12, { c, nonCompete }), contracts, held);
+        const CategoryModel& t = tuned.categories()[0];
+        QCOMPARE(t.qualified, std::vector<int> { 1 });
+        QVERIFY(tuned.categories()[1].qualified.empty());
+        QVERIFY(t.presence);
+        QCOMPARE(t.presence->weights.size(), size_t(7));
+        for (const HeldOutScores& h : held)
+            QCOMPARE(decidePresence(t, h.scores, 0, {}).present, h.contract % 2 == 0);
+        // The columns come from the names, so a model read back from its file has them too.
+        auto back = ClauseModel::deserialize(tuned.serialize(), "m");
+        QVERIFY(back.ok());
+        QCOMPARE(back->categories()[0].qualified, std::vector<int> { 1 });
+        QCOMPARE(back->categories()[0].presence->weights.size(), size_t(7));
+    }
+
     void splitsSentencesNotAbbreviations()
     {
         const QString text = "ABC Inc. shall pay the fees. 12. Governing Law. This Agreement is "
