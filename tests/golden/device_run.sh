@@ -12,13 +12,7 @@ echo "make_golden exit: $?"
 (cd $G && tar cJf $OUT/golden.tar.xz .) && ls -la $OUT
 du -sh $G/* 2>/dev/null
 
-mkdir -p /tmp/deps
-for f in .device-carry/debs/*.deb; do dpkg -x "$f" /tmp/deps; done
-export PATH=/tmp/deps/usr/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
-export PKG_CONFIG_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/deps/usr/share/pkgconfig
-export PKG_CONFIG_SYSROOT_DIR=/tmp/deps
-export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH
+source tests/gpu/device_deps.sh
 {
   timeout 300 bash -c "cmake -S . -B build-dev -G Ninja -DCW_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_PREFIX_PATH=/tmp/deps/usr && ninja -C build-dev -j16 -k 0"

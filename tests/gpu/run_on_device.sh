@@ -30,13 +30,7 @@ mkdir -p $L
 trap 'tar cJf "$OUT/logs.tar.xz" -C $L . 2>/dev/null' EXIT
 STEPS=" $* "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
-mkdir -p /tmp/deps
-for f in .device-carry/debs/*.deb; do dpkg -x "$f" /tmp/deps; done
-export PATH=/tmp/deps/usr/bin:$PATH
-export LD_LIBRARY_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:$LD_LIBRARY_PATH
-export PKG_CONFIG_PATH=/tmp/deps/usr/lib/x86_64-linux-gnu/pkgconfig:/tmp/deps/usr/share/pkgconfig
-export PKG_CONFIG_SYSROOT_DIR=/tmp/deps
-export PKG_CONFIG_LIBDIR=$PKG_CONFIG_PATH
+source tests/gpu/device_deps.sh
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
 
 M=/tmp/models/q36.gguf
