@@ -1,7 +1,7 @@
 #!/bin/bash
 # Run on the accelerator machine from the repository root: builds the golden data into
 # $OUT/golden.tar.xz, then builds the engine without Qt and runs the gpu tests.
-# Debian packages the build needs (nlohmann-json, CLI11, GoogleTest, PCRE2, pkg-config)
+# Debian packages the build needs (tests/gpu/device_deps.sh lists them)
 # travel as .deb files in .device-carry/debs and are unpacked into /tmp/deps.
 export PYTHONUNBUFFERED=1
 set -o pipefail

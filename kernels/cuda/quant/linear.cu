@@ -191,23 +191,22 @@ IntMatVecLayout layoutFromEnvironment()
 }
 IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
 
-// Which matrices take the int8 tensor-core products at 9..kIntMatMulMaxTokens rows: none by
-// default. One 4-warp block per 16 weight rows leaves the card underfilled on the dense
-// products (at most 16,384 rows in these models: 110 GB/s on the H200's Q4_K ones), so at 32
-// sequences they decode 1,460 tok/s against 1,745 for cuBLAS on the dequantized copy
-// (tests/bench/results/README.md, 2026-12-03). CW_CUDA_INTMM=1: every matrix, for A/B runs;
-// CW_CUDA_INTMM=large: matrices of 65,536 rows and more only (the LM head, 248k rows, which
-// does fill the card: one pass of up to 64 rows instead of one 8-row dp4a pass per 8
-// sequences), not yet measured on the card.
+// Which matrices take the int8 tensor-core products at 9..kIntMatMulMaxTokens rows: by default
+// those of 65,536 rows and more (the LM head, 248k rows, which fills the card: one pass of up
+// to 64 rows instead of one 8-row dp4a pass per 8 sequences): at 32 sequences 1,738 -> 1,881
+// tok/s on the H200 (tests/bench/results/README.md, 2026-12-03 A/B). Not the dense products
+// (at most 16,384 rows in these models): one 4-warp block per 16 weight rows underfills the
+// card (110 GB/s on the Q4_K ones), 1,463 tok/s with every matrix on them. CW_CUDA_INTMM=1:
+// every matrix; CW_CUDA_INTMM=0: none (cuBLAS on the dequantized copy), for A/B runs.
 enum class IntMatMulUse { None, LargeOnly, All };
 constexpr std::int64_t kIntMatMulMinRows = 65536;
 const IntMatMulUse g_intMatMulFromEnvironment = [] {
     const char* v = std::getenv("CW_CUDA_INTMM");
     if (v && std::strcmp(v, "1") == 0)
         return IntMatMulUse::All;
-    if (v && std::strcmp(v, "large") == 0)
-        return IntMatMulUse::LargeOnly;
-    return IntMatMulUse::None;
+    if (v && std::strcmp(v, "0") == 0)
+        return IntMatMulUse::None;
+    return IntMatMulUse::LargeOnly;
 }();
 IntMatMulUse g_intMatMul = g_intMatMulFromEnvironment;
 

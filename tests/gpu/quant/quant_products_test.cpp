@@ -330,8 +330,8 @@ TEST_F(QuantProducts, intMatMulEqualsTheIntMatVecRowsForEveryBlockType)
         std::int64_t rows, cols;
         std::size_t pad;
     };
-    // Off by default (CW_CUDA_INTMM); every matrix takes them in this test, the setting
-    // restored on any exit.
+    // By default only matrices of 65,536 rows and more take them (CW_CUDA_INTMM); every
+    // matrix takes them in this test, the setting restored on any exit.
     struct IntMatMulForAll {
         IntMatMulForAll() { quant_detail::setIntMatMulForAll(true); }
         ~IntMatMulForAll() { quant_detail::setIntMatMulForAll(false); }
