@@ -19,6 +19,7 @@
 #include <cstring>
 #include <cublas_v2.h>
 #include <library_types.h>
+#include <limits>
 
 namespace cw::kernels::cuda {
 namespace {
@@ -197,23 +198,27 @@ IntMatVecLayout g_intMatVecLayout = layoutFromEnvironment();
 // tok/s on the H200 (tests/bench/results/README.md, 2026-12-03 A/B). Not the dense products
 // (at most 16,384 rows in these models): one 4-warp block per 16 weight rows underfills the
 // card (110 GB/s on the Q4_K ones), 1,463 tok/s with every matrix on them. CW_CUDA_INTMM=1:
-// every matrix; CW_CUDA_INTMM=0: none (cuBLAS on the dequantized copy), for A/B runs.
-enum class IntMatMulUse { None, LargeOnly, All };
+// every matrix; CW_CUDA_INTMM=0: none (cuBLAS on the dequantized copy); CW_CUDA_INTMM=N (N > 1):
+// matrices of N rows and more, for A/B runs. A lower bound loses (32 sequences, same call:
+// 65,536 rows 1,880-1,885 tok/s, 8,192 1,785-1,787, 4,096 1,717-1,719, 2,048 1,452-1,454):
+// the 8,192-row products (DeltaNet qkv, gated attention q) still leave the card underfilled.
 constexpr std::int64_t kIntMatMulMinRows = 65536;
-const IntMatMulUse g_intMatMulFromEnvironment = [] {
+constexpr std::int64_t kIntMatMulNone = std::numeric_limits<std::int64_t>::max();
+const std::int64_t g_intMatMulMinRowsFromEnvironment = [] {
     const char* v = std::getenv("CW_CUDA_INTMM");
-    if (v && std::strcmp(v, "1") == 0)
-        return IntMatMulUse::All;
-    if (v && std::strcmp(v, "0") == 0)
-        return IntMatMulUse::None;
-    return IntMatMulUse::LargeOnly;
+    if (!v || !*v)
+        return kIntMatMulMinRows;
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (*end != '\0' || n < 0)
+        return kIntMatMulMinRows;
+    return n == 0 ? kIntMatMulNone : std::int64_t(n);
 }();
-IntMatMulUse g_intMatMul = g_intMatMulFromEnvironment;
+std::int64_t g_intMatMulMinRows = g_intMatMulMinRowsFromEnvironment;
 
 bool takesIntMatMul(const DeviceMatrix& w)
 {
-    return g_intMatMul == IntMatMulUse::All
-        || (g_intMatMul == IntMatMulUse::LargeOnly && w.rows >= kIntMatMulMinRows);
+    return w.rows >= g_intMatMulMinRows;
 }
 } // namespace
 
@@ -315,8 +320,7 @@ cudaError_t intMatVecQuantized(const DeviceMatrix& w, const QuantizedRows& x, st
 
 void quant_detail::setIntMatMulForAll(bool all)
 {
-    quant_detail::g_intMatMul
-        = all ? quant_detail::IntMatMulUse::All : quant_detail::g_intMatMulFromEnvironment;
+    quant_detail::g_intMatMulMinRows = all ? 1 : quant_detail::g_intMatMulMinRowsFromEnvironment;
 }
 
 cudaError_t linear(const DeviceMatrix& w, const float* x, std::int64_t xStride, std::int64_t tokens,
@@ -485,8 +489,7 @@ std::size_t linearScratchBytes(const DeviceMatrix& w, std::int64_t tokens, GemmP
         ? quant_detail::intMatVecScratchBytes(w, tokens)
         : 0;
     if (tokens <= kMatVecMaxTokens
-        || (tokens <= kIntMatMulMaxTokens
-            && quant_detail::usesIntMatVec(w, tokens, precision)))
+        || (tokens <= kIntMatMulMaxTokens && quant_detail::usesIntMatVec(w, tokens, precision)))
         return matVec;
     const GemmPlan plan = planGemm(w, tokens, precision);
     return std::max(matVec, plan.xBytes + plan.slabBytes);
