@@ -228,27 +228,33 @@ private slots:
         QCOMPARE(d.top, 0);
     }
 
-    // Held-out contracts where the category is present score low but hold its cue; those
-    // without it score as high with no cue: only the cue route separates them.
+    // Held-out contract i of an alternating set of two-candidate contracts: the even ones have
+    // category `bit`, their first candidate on the lawyer's span.
+    static PreparedContract alternatingContract(int i, int bit)
+    {
+        PreparedContract p;
+        const bool present = i % 2 == 0;
+        p.labels = { present ? uint64_t(1) << bit : 0, 0 };
+        p.present = present ? uint64_t(1) << bit : 0;
+        p.goldMatches.resize(size_t(cuadCategories().size()));
+        p.cued.resize(size_t(cuadCategories().size()));
+        if (present)
+            p.goldMatches[size_t(bit)] = { { 0 } };
+        return p;
+    }
+
     // Held-out contracts where the category's cue wording, not the best score, tells present
     // from absent: half have it (and the category), all score about the same.
     static void cueSeparatedContracts(
         int count, std::vector<PreparedContract>& contracts, std::vector<HeldOutScores>& held)
     {
         const int bit = int(cuadCategories().indexOf("Insurance"));
-        contracts.assign(size_t(count), {});
+        contracts.clear();
         held.clear();
         for (int i = 0; i < count; ++i) {
-            PreparedContract& p = contracts[size_t(i)];
-            const bool present = i % 2 == 0;
-            p.labels = { present ? uint64_t(1) << bit : 0, 0 };
-            p.present = present ? uint64_t(1) << bit : 0;
-            p.goldMatches.resize(size_t(cuadCategories().size()));
-            p.cued.resize(size_t(cuadCategories().size()));
-            if (present) {
-                p.goldMatches[size_t(bit)] = { { 0 } };
-                p.cued[size_t(bit)] = { 0 };
-            }
+            contracts.push_back(alternatingContract(i, bit));
+            if (i % 2 == 0)
+                contracts.back().cued[size_t(bit)] = { 0 };
             held.push_back({ i, { { 0.3f + 0.01f * float(i % 4) }, { 0.05f } } });
         }
     }
@@ -304,17 +310,11 @@ private slots:
         const QString exception = QStringLiteral("Competitive Restriction Exception");
         const int bit = int(cuadCategories().indexOf(exception));
         const int count = 2 * kMinPresencePositives + 4;
-        std::vector<PreparedContract> contracts(static_cast<size_t>(count));
+        std::vector<PreparedContract> contracts;
         std::vector<HeldOutScores> held;
         for (int i = 0; i < count; ++i) {
-            PreparedContract& p = contracts[size_t(i)];
+            contracts.push_back(alternatingContract(i, bit));
             const bool present = i % 2 == 0;
-            p.labels = { present ? uint64_t(1) << bit : 0, 0 };
-            p.present = present ? uint64_t(1) << bit : 0;
-            p.goldMatches.resize(size_t(cuadCategories().size()));
-            p.cued.resize(size_t(cuadCategories().size()));
-            if (present)
-                p.goldMatches[size_t(bit)] = { { 0 } };
             // Columns: the exception, then the non-compete.
             const float own = 0.3f + 0.01f * float(i % 4);
             held.push_back({ i, { { own, present ? 0.9f : 0.02f }, { 0.05f, 0.01f } } });
