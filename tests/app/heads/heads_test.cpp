@@ -253,7 +253,7 @@ private slots:
         held.clear();
         for (int i = 0; i < count; ++i) {
             contracts.push_back(alternatingContract(i, bit));
-            if (i % 2 == 0)
+            if (contracts.back().present)
                 contracts.back().cued[size_t(bit)] = { 0 };
             held.push_back({ i, { { 0.3f + 0.01f * float(i % 4) }, { 0.05f } } });
         }
@@ -314,7 +314,7 @@ private slots:
         std::vector<HeldOutScores> held;
         for (int i = 0; i < count; ++i) {
             contracts.push_back(alternatingContract(i, bit));
-            const bool present = i % 2 == 0;
+            const bool present = contracts.back().present != 0;
             // Columns: the exception, then the non-compete.
             const float own = 0.3f + 0.01f * float(i % 4);
             held.push_back({ i, { { own, present ? 0.9f : 0.02f }, { 0.05f, 0.01f } } });
