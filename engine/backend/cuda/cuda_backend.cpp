@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <source_location>
 #include <utility>
 
 namespace cw::engine {
@@ -65,6 +66,30 @@ SkippedOps skippedOps()
 const SkippedOps g_skip = skippedOps();
 
 constexpr int kMaxGraphBatch = 64; // decode batches replayed from captured graphs
+
+// The layer temporaries are carved into consecutive slices, each on a 128-byte boundary: the
+// row kernels read float4s and refuse a misaligned pointer. Packed end to end, one token's
+// router logits, top-k weights and ids (12 + 3 + 3 floats, say) left the shared expert's output
+// misaligned, and the first decode step failed with cudaErrorInvalidValue.
+constexpr std::int64_t kTempAlignFloats = 32;
+constexpr std::size_t kTempSlices = 6; // the most any layer takes (the MoE block's)
+
+class TempSlices {
+public:
+    explicit TempSlices(float* base)
+        : m_next(base)
+    {
+    }
+    float* take(std::int64_t floats)
+    {
+        float* slice = m_next;
+        m_next += (floats + kTempAlignFloats - 1) / kTempAlignFloats * kTempAlignFloats;
+        return slice;
+    }
+
+private:
+    float* m_next;
+};
 constexpr std::size_t kCublasWorkspace = 32u << 20;
 
 std::string gib(std::uint64_t bytes)
@@ -144,7 +169,8 @@ private:
     Result<void> checkDevice();
     std::size_t scratchBytes(std::int64_t rows) const;
     Result<void> allocateBuffers();
-    void check(cudaError_t error);
+    // Keeps the step's first error and where it was met (the message names the line).
+    void check(cudaError_t error, std::source_location where = std::source_location::current());
     void linear(const cuda::DeviceMatrix& w, const float* x, std::int64_t xStride,
         std::int64_t rows, float* y, std::int64_t yStride);
     // Products of the normed rows (the layer's input) with several matrices.
@@ -199,8 +225,11 @@ private:
     std::size_t m_tempFloats = 0;
     float *m_logitInput = nullptr, *m_logits = nullptr;
     int* m_nonFinite = nullptr;
-    std::int32_t* m_greedy = nullptr; // [kMaxGraphBatch] argmax of each logit row
+    // Argmax of each logit row, [m_greedyRows]: a step's rows (an all-logits prefill has one
+    // per token), not only a graph's batch.
+    std::int32_t* m_greedy = nullptr;
     float* m_greedyValue = nullptr;
+    std::int64_t m_greedyRows = 0;
     void* m_argmaxWorkspace = nullptr; // argmaxRows' counters, zero between calls
     unsigned* m_routerBlocksDone = nullptr; // routerLogitsTopK's counter, zero between calls
     cuda::Int8Rows m_normedQuant; // the normed rows quantized, for steps of <= kMatVecMaxTokens
@@ -219,6 +248,7 @@ private:
     cuda::StepLayout m_layout;
     std::vector<Op> m_ops;
     cudaError_t m_error = cudaSuccess;
+    std::source_location m_errorWhere;
     bool m_decode = false;
     // The MoE layer whose shared expert's gated output the next norm adds (-1: none): the
     // gate's dot product and the add ride in that norm's kernel instead of one of their own.
@@ -272,10 +302,12 @@ Result<void> CudaBackend::checkDevice()
     return {};
 }
 
-void CudaBackend::check(cudaError_t error)
+void CudaBackend::check(cudaError_t error, std::source_location where)
 {
-    if (error != cudaSuccess && m_error == cudaSuccess)
+    if (error != cudaSuccess && m_error == cudaSuccess) {
         m_error = error;
+        m_errorWhere = where;
+    }
 }
 
 Result<void> CudaBackend::initialise()
@@ -344,7 +376,8 @@ Result<void> CudaBackend::initialise()
     const std::size_t deltaTemp
         = deltaLayers ? std::size_t(m_convDim + 2 * m_valueDim + 2 * hp.linearNumValueHeads) : 0;
     const std::size_t moeTemp = std::size_t(E + 2 * K + 2 * sh + m_hidden);
-    m_tempFloats = std::max({ attentionTemp, deltaTemp, moeTemp }) * std::size_t(m_rowCapacity);
+    m_tempFloats = std::max({ attentionTemp, deltaTemp, moeTemp }) * std::size_t(m_rowCapacity)
+        + kTempSlices * std::size_t(kTempAlignFloats);
 
     // The plan, checked against the card before anything large is allocated.
     const std::uint64_t weightBytes = deviceWeightBytes(m_hostWeights);
@@ -554,13 +587,13 @@ Result<void> CudaBackend::allocateBuffers()
     if (!counter)
         return counter.error();
     m_nonFinite = static_cast<int*>(*counter);
-    auto greedy = m_arena.allocate(kMaxGraphBatch * 8, "the greedy tokens");
+    m_greedyRows = std::max<std::int64_t>(m_rowCapacity, kMaxGraphBatch);
+    auto greedy = m_arena.allocate(std::size_t(m_greedyRows) * 8, "the greedy tokens");
     if (!greedy)
         return greedy.error();
     m_greedy = static_cast<std::int32_t*>(*greedy);
-    m_greedyValue = reinterpret_cast<float*>(m_greedy + kMaxGraphBatch);
-    const std::size_t argmaxBytes
-        = cuda::argmaxWorkspaceBytes(m_logitPass, hp.vocabSize);
+    m_greedyValue = reinterpret_cast<float*>(m_greedy + m_greedyRows);
+    const std::size_t argmaxBytes = cuda::argmaxWorkspaceBytes(m_logitPass, hp.vocabSize);
     auto argmax = m_arena.allocate(argmaxBytes, "the greedy search");
     if (!argmax)
         return argmax.error();
@@ -718,11 +751,12 @@ void CudaBackend::attention(int layer)
         const auto& L = m_w.layers[std::size_t(layer)];
         const int cacheLayer = m_hostWeights.layers[std::size_t(layer)].cacheIndex;
         const std::int64_t T = m_layout.rows;
-        float* qAll = m_temp;
-        float* k = qAll + T * m_qRow;
-        float* v = k + T * m_kvDim;
-        float* q = v + T * m_kvDim;
-        float* attn = q + T * m_attnDim;
+        TempSlices slices(m_temp);
+        float* qAll = slices.take(T * m_qRow);
+        float* k = slices.take(T * m_kvDim);
+        float* v = slices.take(T * m_kvDim);
+        float* q = slices.take(T * m_attnDim);
+        float* attn = slices.take(T * m_attnDim);
         linearFanOut({ { &L.q, qAll, m_qRow }, { &L.k, k, m_kvDim }, { &L.v, v, m_kvDim } });
         check(cuda::attentionPrepare(qAll, m_qRow, k, v, L.qNorm, L.kNorm, m_w.ropeInvFreq,
             m_attentionShape, m_layout, m_pagedKv, cacheLayer, q, m_stream));
@@ -742,11 +776,12 @@ void CudaBackend::deltaNet(int layer)
         const auto& L = m_w.layers[std::size_t(layer)];
         const int stateLayer = m_hostWeights.layers[std::size_t(layer)].stateIndex;
         const std::int64_t T = m_layout.rows, nV = m_deltaShape.valueHeads;
-        float* qkv = m_temp;
-        float* z = qkv + T * m_convDim;
-        float* beta = z + T * m_valueDim;
-        float* alpha = beta + T * nV;
-        float* core = alpha + T * nV;
+        TempSlices slices(m_temp);
+        float* qkv = slices.take(T * m_convDim);
+        float* z = slices.take(T * m_valueDim);
+        float* beta = slices.take(T * nV);
+        float* alpha = slices.take(T * nV);
+        float* core = slices.take(T * m_valueDim);
         linearFanOut({ { &L.qkv, qkv, m_convDim }, { &L.z, z, m_valueDim }, { &L.beta, beta, nV },
             { &L.alpha, alpha, nV } });
         check(cuda::gatedDeltaNet(qkv, alpha, beta, z, L.conv, L.dtBias, L.negA, L.deltaNorm,
@@ -761,12 +796,13 @@ CudaBackend::MoeTemporaries CudaBackend::moeTemporaries() const
     const std::int64_t T = m_layout.rows, E = hp.numExperts, sh = hp.sharedExpertFfnSize;
     const std::int64_t K = hp.numExpertsPerToken;
     MoeTemporaries t {};
-    t.logits = m_temp;
-    t.weights = t.logits + T * E;
-    t.ids = reinterpret_cast<std::int32_t*>(t.weights + T * K);
-    t.sharedGate = reinterpret_cast<float*>(t.ids + T * K);
-    t.sharedUp = t.sharedGate + T * sh;
-    t.sharedDown = t.sharedUp + T * sh;
+    TempSlices slices(m_temp);
+    t.logits = slices.take(T * E);
+    t.weights = slices.take(T * K);
+    t.ids = reinterpret_cast<std::int32_t*>(slices.take(T * K));
+    t.sharedGate = slices.take(T * sh);
+    t.sharedUp = slices.take(T * sh);
+    t.sharedDown = slices.take(T * m_hidden);
     return t;
 }
 
@@ -954,7 +990,11 @@ Result<StepOutput> CudaBackend::finishStep()
         const cudaError_t e = m_error;
         m_error = cudaSuccess;
         cudaGetLastError();
-        return cudaFailure("the forward step failed on " + deviceName(), e);
+        const std::string file = m_errorWhere.file_name();
+        return cudaFailure("the forward step failed on " + deviceName() + " (at "
+                + file.substr(file.find_last_of('/') + 1) + ":"
+                + std::to_string(m_errorWhere.line()) + ")",
+            e);
     }
     if (bad && !g_skip.any())
         return makeError("the forward pass produced NaN or Inf in the hidden state or the logits "

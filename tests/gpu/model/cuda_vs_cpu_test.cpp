@@ -138,6 +138,99 @@ INSTANTIATE_TEST_SUITE_P(EveryMix, CudaVsCpu,
         return name;
     });
 
+// A whole prompt's logits in one step (the GPU's default 4,096-token prefill chunk): every row's
+// greedy id is kept on the device too, and a 647-row step once wrote past that buffer (sized
+// for a decode graph's 64 rows) and failed with cudaErrorInvalidValue, or corrupted the
+// greedy search's counters. The CPU runs it in 256-token chunks.
+TEST(CudaWholePrompt, allPositionLogitsOfALongPromptInOneStepMatchTheCpu)
+{
+    for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
+        const std::string path = synthModel(preset, "f32");
+        auto open = [&](const std::string& device) -> std::unique_ptr<Model> {
+            auto description = cw::engine::openModel(path);
+            if (!description)
+                return nullptr;
+            ModelOptions options;
+            options.device = device;
+            options.threads = 2;
+            options.integerProducts = false;
+            options.gpuPrecision = "f32";
+            options.contextLength = 2048;
+            options.maxSequences = 4;
+            auto model = Model::create(std::move(*description), options);
+            EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().message);
+            return model ? std::move(*model) : nullptr;
+        };
+        auto cpu = open("cpu");
+        auto gpu = open("cuda:0");
+        ASSERT_TRUE(cpu && gpu);
+        for (const std::size_t length : { std::size_t(65), std::size_t(647), std::size_t(1000) }) {
+            const auto prompt = randomTokens(length, cpu->vocabSize(), unsigned(length));
+            auto sc = cpu->newSequence();
+            auto sg = gpu->newSequence();
+            auto lc = cpu->prefill(*sc, prompt, true);
+            auto lg = gpu->prefill(*sg, prompt, true);
+            ASSERT_TRUE(lc.ok()) << lc.error().message;
+            ASSERT_TRUE(lg.ok()) << preset << " " << length << ": " << lg.error().message;
+            const double error = relativeError(*lg, *lc);
+            std::printf("%s, %zu tokens in one step: all-position logits error %.3g\n",
+                preset.c_str(), length, error);
+            EXPECT_LT(error, 1e-3) << preset << " " << length;
+            // The model stays usable and its greedy step agrees after the long step.
+            const std::int64_t V = cpu->vocabSize();
+            std::int32_t next = argmax(*lc, std::int64_t(length) - 1, V);
+            const ForwardRequest rg { sg.get(), std::span<const std::int32_t>(&next, 1), false };
+            const ForwardRequest rc { sc.get(), std::span<const std::int32_t>(&next, 1), false };
+            auto gg = gpu->stepGreedy(std::span<const ForwardRequest>(&rg, 1));
+            auto dc = cpu->step(std::span<const ForwardRequest>(&rc, 1));
+            ASSERT_TRUE(gg.ok() && dc.ok());
+            EXPECT_EQ((*gg)[0], argmax(*dc, 0, V)) << preset << " " << length;
+        }
+    }
+}
+
+// Geometries whose per-token temporaries are not multiples of four floats: 12 experts, top-3
+// (router logits, weights and ids 12 + 3 + 3 floats) and 3 DeltaNet value heads. Packed end to
+// end they left the shared expert's output and the DeltaNet gates misaligned for the float4 row
+// kernels, and the first one-token step at the default precision failed with
+// cudaErrorInvalidValue (found on generated geometries, issue 29).
+TEST(CudaOddTemporaries, oneTokenStepsOfOddExpertAndHeadCountsRun)
+{
+    cw::engine::ModelPreset preset = *cw::engine::findModelPreset("tiny-qwen3.6-moe");
+    preset.name = "odd-temporaries";
+    preset.hparams.numExperts = 12;
+    preset.hparams.numExpertsPerToken = 3;
+    preset.hparams.linearNumKeyHeads = 1;
+    preset.hparams.linearNumValueHeads = 3;
+    const fs::path path = fs::path(CW_TEST_BINARY_DIR) / "synth" / "odd-temporaries-q8_0.gguf";
+    fs::create_directories(path.parent_path());
+    auto written = cw::engine::synthesizeGguf(preset, "q8_0", 5, path.string());
+    ASSERT_TRUE(written.ok()) << written.error().message;
+    for (const std::string precision : { "bf16", "f32" }) {
+        auto cpu = load(path.string(), "cpu");
+        auto gpu = load(path.string(), "cuda:0", precision);
+        ASSERT_TRUE(cpu && gpu);
+        const std::int64_t V = cpu->vocabSize();
+        for (const std::size_t length : { std::size_t(1), std::size_t(3) }) {
+            const auto prompt = randomTokens(length, V, unsigned(7 + length));
+            auto sc = cpu->newSequence(), sg = gpu->newSequence();
+            auto lc = cpu->prefill(*sc, prompt, false);
+            auto lg = gpu->prefill(*sg, prompt, false);
+            ASSERT_TRUE(lc.ok()) << lc.error().message;
+            ASSERT_TRUE(lg.ok()) << precision << " " << length << ": " << lg.error().message;
+            const double error = relativeError(*lg, *lc);
+            std::printf("odd temporaries, %s, %zu tokens: logits error %.3g\n", precision.c_str(),
+                length, error);
+            // f32 is the CPU's arithmetic; bf16 rounds (and decodes with 8-bit activations), so
+            // it gets a loose bound: a misplaced slice moves the logits by their whole size.
+            if (precision == "f32")
+                EXPECT_LT(error, 1e-3);
+            else
+                EXPECT_LT(error, 0.25);
+        }
+    }
+}
+
 // The default (bf16) precision decodes through the integer products (int8 activations),
 // which the f32 EveryMix cases above never take. Held to the criterion of the CPU's own integer
 // products (tests/engine/runtime/k_quant_products_test.cpp): on these random models 8-bit
