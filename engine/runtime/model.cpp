@@ -38,6 +38,10 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
                          "negative");
     if (options.contextLength < 0)
         return makeError("the context length must not be negative");
+    if (options.gpuPrecision != "f32" && options.gpuPrecision != "tf32"
+        && options.gpuPrecision != "bf16")
+        return makeError(
+            "precision '" + options.gpuPrecision + "' is not one of f32, tf32 or bf16");
     std::unique_ptr<Model> model(new Model(std::move(description), std::move(*weights)));
 
     const auto& hp = model->hparams();

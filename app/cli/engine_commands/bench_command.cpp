@@ -5,6 +5,7 @@
 #include "engine/model_files/model_loader.h"
 #include "engine/model_files/model_presets.h"
 #include "engine/runtime/model.h"
+#include "engine/runtime/precision.h"
 #include "kernels/compute_devices.h"
 #include "kernels/cpu/thread_pool.h"
 
@@ -133,8 +134,10 @@ int runBench(std::span<char*> args)
     app.add_option("--repeat", repeat, "runs (default 1)")->check(CLI::Range(1, 1000));
     app.add_option("--threads", threads, "CPU threads (0: all)");
     app.add_option("--prefill-chunk", chunk, "tokens per prefill step (0: the backend's default)");
-    app.add_option("--precision", precision, "GPU prefill products: bf16, tf32 or f32")
-        ->check(CLI::IsMember({ "bf16", "tf32", "f32" }));
+    app.add_option(
+           "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }))
+        ->capture_default_str();
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -157,7 +160,10 @@ int runBench(std::span<char*> args)
     options.maxSequences = batch;
     options.maxKvTokens = std::int64_t(batch) * (context + 16);
     options.prefillChunk = chunk;
-    options.gpuPrecision = precision;
+    if (auto ok = cw::engine::applyPrecision(options, precision); !ok) {
+        std::fprintf(stderr, "bench: %s\n", ok.error().message.c_str());
+        return 1;
+    }
     const auto loadStart = Clock::now();
     auto loaded = cw::engine::Model::create(std::move(*description), options);
     if (!loaded) {

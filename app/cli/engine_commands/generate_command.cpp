@@ -6,6 +6,7 @@
 #include "engine/chat/chat_template.h"
 #include "engine/generation/generator.h"
 #include "engine/model_files/model_loader.h"
+#include "engine/runtime/precision.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -42,6 +43,7 @@ int runGenerate(std::span<char*> args)
 {
     CLI::App app { "Generate text with a model (on the CPU or a CUDA GPU)", "generate" };
     std::string modelPath, prompt, chat, system, device = "cpu";
+    std::string precision(cw::engine::kDefaultPrecision);
     cw::sampling::SamplingParams params;
     params.temperature = 0.0f;
     params.maxTokens = 128;
@@ -62,6 +64,10 @@ int runGenerate(std::span<char*> args)
     app.add_option("--seed", params.seed, "random seed");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--threads", threads, "CPU threads (0: all)");
+    app.add_option(
+           "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }))
+        ->capture_default_str();
     app.add_flag("--json", asJson, "print ids, text and timings as JSON");
     try {
         app.parse(int(args.size()), args.data());
@@ -98,6 +104,8 @@ int runGenerate(std::span<char*> args)
     cw::engine::ModelOptions options;
     options.threads = threads;
     options.device = device;
+    if (auto ok = cw::engine::applyPrecision(options, precision); !ok)
+        return fail(ok.error().message);
     auto model = cw::engine::Model::create(std::move(*description), options);
     if (!model)
         return fail(model.error().message);

@@ -1,10 +1,13 @@
-// `clausewright-cli score --model PATH --ids-file F.json --logits-out OUT.npy [--device cpu|cuda:N|auto]`:
+// `clausewright-cli score --model PATH --ids-file F.json --logits-out OUT.npy [--device
+// cpu|cuda:N|auto]
+// [--precision f32|tf32|bf16]`:
 // runs the model over a list of token ids and writes the logits at every position as a float32
 // .npy of shape [n_tokens, vocab] (for comparisons with transformers). F.json holds a JSON
 // array of ids, or an object with an "ids" array.
 #include "app/cli/cli_command.h"
 #include "engine/model_files/model_loader.h"
 #include "engine/runtime/model.h"
+#include "engine/runtime/precision.h"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -46,6 +49,7 @@ int runScore(std::span<char*> args)
     CLI::App app { "Write the logits of a model at every position of a token list as .npy",
         "score" };
     std::string modelPath, idsPath, outPath, device = "cpu";
+    std::string precision(cw::engine::kDefaultPrecision);
     int threads = 0;
     app.add_option("--model", modelPath, "GGUF file or Hugging Face folder")->required();
     app.add_option("--ids-file", idsPath, "JSON array of token ids (or {\"ids\": [...]})")
@@ -53,6 +57,10 @@ int runScore(std::span<char*> args)
     app.add_option("--logits-out", outPath, "output .npy, float32 [n_tokens, vocab]")->required();
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
     app.add_option("--threads", threads, "CPU threads (0: all)");
+    app.add_option(
+           "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }))
+        ->capture_default_str();
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
@@ -77,6 +85,8 @@ int runScore(std::span<char*> args)
     cw::engine::ModelOptions options;
     options.threads = threads;
     options.device = device;
+    if (auto ok = cw::engine::applyPrecision(options, precision); !ok)
+        return fail(ok.error().message);
     auto model = cw::engine::Model::create(std::move(*description), options);
     if (!model)
         return fail(model.error().message);
