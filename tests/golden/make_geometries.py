@@ -86,7 +86,9 @@ def random_config(index, seed):
         c["norm_topk"] = rng.random() < 0.6
         c["partial"] = 1.0
     else:
-        c["types"] = pick(rng, ["LF", "LLLF", "FL", "LFL", "F", "LL", "LLF", "FLLF"])
+        # one config without any attention layer (DeltaNet only)
+        c["types"] = "LL" if index == 17 else pick(
+            rng, ["LF", "LLLF", "FL", "LFL", "F", "LLF", "FLLF", "LLFLF"])
         # partial rotary: the rotary dims (head_dim * factor) even, and 8 or more so that
         # mrope_section has three non-empty parts
         partials = [p for p in (0.25, 0.5, 1.0) if hd * p >= 8 and (hd * p) % 2 == 0]
@@ -106,8 +108,8 @@ def random_config(index, seed):
         lengths = [1, 2, 63, 64, 65]
     else:
         lengths = sorted({1, 65, 647, [2, 63, 64, 511, 1000][index % 5]}
-                         | ({2049} if index % 4 == 1 else set())
-                         | ({4097} if index % 4 == 3 else set()))
+                         | ({2049} if index // 2 % 4 == 1 else set())
+                         | ({4097} if index // 2 % 4 == 3 else set()))
     c["prompts"] = lengths
     c["context"] = pick(rng, [4224, 8192, 40960]) if max(lengths) > 2049 else pick(rng, [2112, 4096, 8192])
     if index < 4:
@@ -307,10 +309,11 @@ def main():
         log(name, "FAILED\n", tb)
     log(f"built {len(built)} of {len(configs)} models in {time.time() - start:.0f} s")
 
+    for e in built:
+        e["files"] = {"hf": e["folder"]}
     if args.cli:
         tasks = []
         for e in built:
-            e["files"] = {"hf": e["folder"]}
             for f in e["formats"]:
                 if f != "hf":
                     tasks.append((e, f, os.path.join(out, "gguf", f"{e['name']}.{f}.gguf")))

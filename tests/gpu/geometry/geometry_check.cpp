@@ -420,6 +420,11 @@ int run(const Settings& s)
             auto m = readNpy(p.logitsPath, error);
             if (!m)
                 break;
+            if (m->rows != std::int64_t(p.positions.size())) {
+                error = p.logitsPath + ": " + std::to_string(m->rows) + " rows for "
+                    + std::to_string(p.positions.size()) + " stored positions";
+                break;
+            }
             refs[p.length] = std::move(*m);
         }
         const json files = c.value("files", json::object());
@@ -447,6 +452,14 @@ int run(const Settings& s)
                 continue;
             }
             const std::int64_t vocab = cpuModel->vocabSize();
+            if (!refs.empty() && refs.begin()->second.cols != vocab) {
+                base.test = "load";
+                base.status = "ERROR";
+                base.note = "the reference logits have " + std::to_string(refs.begin()->second.cols)
+                    + " columns, the model a vocabulary of " + std::to_string(vocab);
+                table.push_back(base);
+                continue;
+            }
             Runner cpu(*cpuModel, vocab);
             std::optional<Runner> gpu;
             if (gpuModel)
