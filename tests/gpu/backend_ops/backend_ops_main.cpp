@@ -44,6 +44,7 @@ struct Shared {
     cublasHandle_t cublas = nullptr;
     std::unique_ptr<kernels::ThreadPool> pool;
     bool perf = false;
+    std::string lostContextAfter; // the case in which a kernel faulted, if one did
 };
 
 Shared& shared()
@@ -71,12 +72,26 @@ public:
     void TestBody() override
     {
         Shared& s = shared();
+        // A kernel that faulted (an illegal address) leaves the context unusable: every later
+        // case would fail for that one. They are shown skipped, naming the case that faulted.
+        if (!s.lostContextAfter.empty()) {
+            m_row->status = "skipped";
+            m_row->note = "not run: the CUDA context was lost in " + s.lostContextAfter;
+            GTEST_SKIP() << m_row->note;
+        }
         CaseContext context(s.stream, s.cublas, s.pool.get(), s.perf, m_seed);
         SCOPED_TRACE(m_case->op + " " + m_case->shape);
         m_case->run(context);
         const cudaError_t sticky = cudaStreamSynchronize(s.stream);
         EXPECT_EQ(sticky, cudaSuccess) << m_case->op << " " << m_case->shape
                                        << ": the stream ended in " << cudaGetErrorString(sticky);
+        cudaGetLastError();
+        if (cudaDeviceSynchronize() != cudaSuccess) {
+            s.lostContextAfter = m_case->op + " " + m_case->shape;
+            ADD_FAILURE() << m_case->op << " " << m_case->shape
+                          << ": the CUDA context is lost (a kernel faulted); the cases after it "
+                             "cannot run (run this one alone with --gtest_filter to diagnose)";
+        }
         m_row->status = HasFailure() ? "FAIL" : "ok";
         double worstOver = -1.0; // the worst comparison: its error over its tolerance
         for (const Comparison& c : context.comparisons()) {
