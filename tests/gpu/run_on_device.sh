@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -14,6 +14,12 @@
 # "ab" runs the batch-1 decode benchmark under each setting of $AB (e.g. AB="CW_CUDA_INTMV=warp
 # CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call; $AB_ARGS replaces the
 # benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
+# "backendops" runs the whole backend-ops table (tests/gpu/backend_ops: every CUDA entry point
+# against the CPU op, --full --perf) and writes it to $OUT/backend_ops.txt.
+# "geometry" builds seeded random geometries of both architectures with transformers
+# (tests/golden/make_geometries.py: HF folders, float32 logits, GGUFs by clausewright-cli
+# convert) and runs tests/gpu/geometry's geometry_check on the CPU and cuda:0 at f32 (4 shards
+# side by side); its table lands in $OUT/geometry.txt.
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over short batched generates (3 and 12
@@ -87,7 +93,8 @@ if has build; then
     synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
-    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant >>"$L/build.log" 2>&1
+    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant gpu_backend_ops \
+    geometry_check >>"$L/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
   grep -E "error|FAILED" "$L/build.log" | head -20
 fi
@@ -111,6 +118,34 @@ if has test; then
     echo "ctest gpu exit $?"
   fi
   grep -E "^[0-9 ]+/[0-9]+ Test|tests passed|Failure|max \|error\||of max|identical|same|error [0-9]" "$L/ctest_gpu.log" | tail -70
+fi
+if has backendops; then # the whole table, each op timed; its rows in $OUT/backend_ops.txt
+  s=$(date +%s)
+  timeout 540 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
+    --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
+  echo "backend ops exit $? in $(( $(date +%s) - s )) s"
+  grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -40
+  tail -2 "$OUT/backend_ops.txt" 2>/dev/null || tail -20 "$L/backend_ops.log"
+fi
+if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OUT/geometry.txt
+  s=$(date +%s)
+  G=/tmp/geometry
+  rm -rf $G
+  timeout 300 python3 tests/golden/make_geometries.py --out $G --cli $B --workers 8 \
+    >"$L/geometry_make.log" 2>&1
+  echo "make_geometries exit $? in $(( $(date +%s) - s )) s"; tail -3 "$L/geometry_make.log"
+  if [[ -f $G/manifest.json ]]; then
+    for i in 0 1 2 3; do
+      timeout 360 $BUILD/tests/gpu/geometry/geometry_check --manifest $G/manifest.json \
+        --shard $i/4 --threads 4 --device cuda:0 --precision f32 --table $G/table_$i.txt \
+        >"$L/geometry_$i.log" 2>&1 &
+    done
+    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}" -e "${cpu_peer_pid:-x}")
+    { head -1 $G/table_0.txt; for i in 0 1 2 3; do grep -v -E "^config |^err =|rows:" $G/table_$i.txt; done
+      grep -h -E "rows:" $G/table_*.txt; } >"$OUT/geometry.txt" 2>/dev/null
+    echo "geometry_check done in $(( $(date +%s) - s )) s"
+    grep -h -E "rows:" $G/table_*.txt; grep -E " (FAIL|ERROR) " "$OUT/geometry.txt" | head -30
+  fi
 fi
 if has bench; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
