@@ -121,7 +121,7 @@ if has test; then
 fi
 if has backendops; then # the whole table, each op timed; its rows in $OUT/backend_ops.txt
   s=$(date +%s)
-  timeout 540 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
+  timeout 480 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
     --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
   echo "backend ops exit $? in $(( $(date +%s) - s )) s"
   grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -40
