@@ -275,8 +275,12 @@ def build(job):
 
 
 def convert(cli, folder, gguf, quant):
-    r = subprocess.run([cli, "convert", "--from", folder, "--to", gguf, "--quant", quant],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    try:
+        r = subprocess.run([cli, "convert", "--from", folder, "--to", gguf, "--quant", quant],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 1, f"{cli} convert --quant {quant}: {e}"
     return r.returncode, r.stdout[-2000:]
 
 
