@@ -24,6 +24,7 @@ decode and prefix-cache plans) and every failure with its traceback; the driver
 """
 
 import argparse
+import copy
 import json
 import math
 import multiprocessing
@@ -231,11 +232,9 @@ def build(job):
             model.config._attn_implementation = "eager"
         randomise(model, zero_centred=c["arch"] == "qwen3_5_moe", seed=c["seed"])
         folder = os.path.join(out, "models", c["name"])
-        m16 = model.to(torch.bfloat16)
-        m16.save_pretrained(folder, safe_serialization=True)
-        model = m16.float()
-        if getattr(model.config, "tie_word_embeddings", False):
-            model.tie_weights()
+        # A bf16 copy is saved (the weights are bf16 values already); the float32 model keeps
+        # its float32 buffers (the rotary inverse frequencies), as the engine computes them.
+        copy.deepcopy(model).to(torch.bfloat16).save_pretrained(folder, safe_serialization=True)
         for fn in os.listdir(tok_dir):
             if fn != "reference.json":
                 shutil.copy(os.path.join(tok_dir, fn), os.path.join(folder, fn))
@@ -276,8 +275,12 @@ def build(job):
 
 
 def convert(cli, folder, gguf, quant):
-    r = subprocess.run([cli, "convert", "--from", folder, "--to", gguf, "--quant", quant],
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    try:
+        r = subprocess.run([cli, "convert", "--from", folder, "--to", gguf, "--quant", quant],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return 1, f"{cli} convert --quant {quant}: {e}"
     return r.returncode, r.stdout[-2000:]
 
 

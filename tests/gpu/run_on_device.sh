@@ -121,7 +121,7 @@ if has test; then
 fi
 if has backendops; then # the whole table, each op timed; its rows in $OUT/backend_ops.txt
   s=$(date +%s)
-  timeout 540 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
+  timeout 480 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
     --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
   echo "backend ops exit $? in $(( $(date +%s) - s )) s"
   grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -40
@@ -141,8 +141,11 @@ if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OU
         >"$L/geometry_$i.log" 2>&1 &
     done
     wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}" -e "${cpu_peer_pid:-x}")
+    for i in 0 1 2 3; do
+      [[ -f $G/table_$i.txt ]] || { echo "geometry shard $i left no table:"; tail -5 "$L/geometry_$i.log"; }
+    done
     { head -1 $G/table_0.txt; for i in 0 1 2 3; do grep -v -E "^config |^err =|rows:" $G/table_$i.txt; done
-      grep -h -E "rows:" $G/table_*.txt; } >"$OUT/geometry.txt" 2>/dev/null
+      grep -h -E "^err =" $G/table_0.txt; grep -h -E "rows:" $G/table_*.txt; } >"$OUT/geometry.txt" 2>/dev/null
     echo "geometry_check done in $(( $(date +%s) - s )) s"
     grep -h -E "rows:" $G/table_*.txt; grep -E " (FAIL|ERROR) " "$OUT/geometry.txt" | head -30
   fi

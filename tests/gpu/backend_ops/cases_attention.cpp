@@ -4,6 +4,7 @@
 // sequence, bf16 tensor-core prefill, f32 exact prefill) at head dims 16..256, groups of 1..8
 // query heads per KV head, gated and plain output, and prompts of 1..4097 tokens.
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cuda/attention/attention_paths.h"
 #include "kernels/cuda/attention/paged_attention.h"
 #include "tests/gpu/attention/attention_test_support.h"
 #include "tests/gpu/backend_ops/backend_ops.h"
@@ -99,9 +100,22 @@ std::vector<float> cpuAttention(const HostPagedKv& kv, const std::vector<StepSeq
 
 enum class AttentionPath { Decode, TensorCores, Exact };
 
+// The kernels' own switches (attention_paths.h): decode K/V rows prefetched in registers
+// instead of staged through shared memory; prefill at one block per multiprocessor.
+enum class Variant { Default, DecodeInRegisters, PrefillOneBlockPerSm };
+
 void runAttention(CaseContext& ctx, const Heads& c, const std::vector<StepSequence>& seqs,
-    int maxContext, AttentionPath path)
+    int maxContext, AttentionPath path, Variant variant = Variant::Default)
 {
+    struct Restore {
+        ~Restore()
+        {
+            kc::attention_detail::useStagedDecode(true);
+            kc::attention_detail::usePrefillBlocksPerSm(0);
+        }
+    } restore;
+    kc::attention_detail::useStagedDecode(variant != Variant::DecodeInRegisters);
+    kc::attention_detail::usePrefillBlocksPerSm(variant == Variant::PrefillOneBlockPerSm ? 1 : 0);
     HostPagedKv kv;
     kv.build(seqs, c.kvHeads * c.headDim, c.blockTokens, maxContext, ctx.rng());
     kc::test::DeviceStep step;
@@ -310,6 +324,23 @@ void addAttentionCases(CaseTable& table)
                                                    : "pagedAttention (bf16 prefill)",
                 headsText(h) + " mixed " + seqsText(mixed), small,
                 [h, mixed, path](CaseContext& ctx) { runAttention(ctx, h, mixed, 1024, path); });
+        // The decode kernel with K/V rows in registers, the prefill at one block per SM.
+        for (const auto& lengths :
+            std::vector<std::vector<int>> { { 1, 63, 511, 647 }, { 2049, 4097 } }) {
+            std::vector<StepSequence> seqs;
+            for (int n : lengths)
+                seqs.push_back({ n - 1, 1 });
+            table.add("pagedAttention (decode, registers)", headsText(h) + " " + seqsText(seqs),
+                lengths.size() == 4 && h.headDim % 16 == 0, [h, seqs](CaseContext& ctx) {
+                    runAttention(
+                        ctx, h, seqs, 8192, AttentionPath::Decode, Variant::DecodeInRegisters);
+                });
+        }
+        table.add("pagedAttention (bf16 prefill, 1 block/SM)", headsText(h) + " prompt 647", false,
+            [h](CaseContext& ctx) {
+                runAttention(ctx, h, { { 0, 647 } }, 647, AttentionPath::TensorCores,
+                    Variant::PrefillOneBlockPerSm);
+            });
         // RoPE and the q/k norms: full and partial rotary (1/2, 1/4), rope theta 1e4..1e7,
         // rows of a prompt, of a chunk after 1,000 cached positions and of a decode at 30,000.
         for (const int divisor : { 1, 2, 4 }) {

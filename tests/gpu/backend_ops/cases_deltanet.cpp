@@ -62,7 +62,8 @@ void compareStep(CaseContext& ctx, const std::string& step, const cw::test::Delt
 
 // `steps` run one after another on the same states (prefill, then decode on what it left).
 void runDeltaNet(CaseContext& ctx, const DeltaNetShape& shape,
-    const std::vector<std::vector<int>>& steps, std::uint32_t seed)
+    const std::vector<std::vector<int>>& steps, std::uint32_t seed,
+    const kernels::cuda::deltanet::Tuning* tuning = nullptr)
 {
     constexpr int kSlots = 8;
     cw::test::DeltaNetLayerData layer = cw::test::randomLayer(shape, kSlots, seed);
@@ -75,7 +76,7 @@ void runDeltaNet(CaseContext& ctx, const DeltaNetShape& shape,
         const cw::test::DeltaNetStepData step
             = cw::test::randomStep(shape, steps[i], slots, seed + 17 * std::uint32_t(i + 1));
         cw::test::DeltaNetStepResult got;
-        BO_CUDA_OK(device.run(step, &got));
+        BO_CUDA_OK(device.run(step, &got, tuning));
         const cw::test::DeltaNetStepResult want = cw::test::cpuStep(layer, step);
         compareStep(
             ctx, steps.size() > 1 ? "step " + std::to_string(i + 1) + " " : "", got, want, shape);
@@ -86,7 +87,7 @@ void runDeltaNet(CaseContext& ctx, const DeltaNetShape& shape,
             const double rowBytes = 4.0 * double(step.rows())
                 * double(shape.convDim() + 2 * shape.valueHeads * (1 + shape.valueDim));
             ctx.measure(stateBytes + rowBytes, [&](cudaStream_t s) {
-                return device.enqueue(s, kernels::cuda::deltanet::Tuning {});
+                return device.enqueue(s, tuning ? *tuning : kernels::cuda::deltanet::Tuning {});
             });
         }
     }
@@ -142,6 +143,24 @@ void addDeltaNetCases(CaseTable& table)
                 quick && !(expensive && longStep),
                 [shape, list, s](CaseContext& ctx) { runDeltaNet(ctx, shape, list, s); });
         }
+    // The kernels' column slices (16 or 32 state columns per block) and the prefill
+    // recurrence plain or double-buffered (delta_net_kernels.h's Tuning).
+    for (const DeltaNetShape& shape : { shapeOf(2, 4, 64, 64, true), shapeOf(2, 4, 128, 128, true),
+             shapeOf(1, 2, 32, 64, false), shapeOf(1, 2, 256, 256, true) })
+        for (const int columns : { 16, 32 })
+            for (const int pipeline : { 0, 1 }) {
+                kernels::cuda::deltanet::Tuning tuning;
+                tuning.decodeColumns = columns;
+                tuning.chunkColumns = columns;
+                tuning.chunkPipeline = pipeline;
+                const std::uint32_t s = seed++;
+                table.add("gatedDeltaNetTuned",
+                    shapeText(shape) + " columns " + std::to_string(columns)
+                        + (pipeline ? " double-buffered" : " plain") + " lengths 130,7 then 1,1",
+                    shape.keyDim == 64 && columns == 16, [shape, tuning, s](CaseContext& ctx) {
+                        runDeltaNet(ctx, shape, { { 130, 7 }, { 1, 1 } }, s, &tuning);
+                    });
+            }
 }
 
 } // namespace cw::backend_ops

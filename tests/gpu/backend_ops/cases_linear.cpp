@@ -18,6 +18,8 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 
 namespace cw::backend_ops {
 namespace {
@@ -190,6 +192,26 @@ void runForcedMatVec(CaseContext& ctx, TensorType type, std::int64_t rows, std::
     qd::setMatVecKernel(kernel);
     runLinear(ctx, type, rows, cols, tokens,
         kernel == qd::MatVecKernel::Int8 ? GemmPrecision::BFloat16 : GemmPrecision::Float32);
+}
+
+// One token row under each layout of the integer products (mat_vec.h's IntMatVecLayout: a
+// block per row, a warp per one or two rows, rows staged in shared memory), on rows 16-byte
+// aligned and rows `pad` bytes past their blocks.
+void runIntLayout(CaseContext& ctx, TensorType type, std::int64_t rows, std::int64_t cols,
+    qd::IntMatVecLayout layout, std::size_t pad)
+{
+    const qd::IntMatVecLayout before = qd::intMatVecLayout();
+    struct Restore {
+        qd::IntMatVecLayout layout;
+        ~Restore()
+        {
+            qd::setIntMatVecLayout(layout);
+            qd::setMatVecKernel(qd::MatVecKernel::Auto);
+        }
+    } restore { before };
+    qd::setMatVecKernel(qd::MatVecKernel::Int8);
+    qd::setIntMatVecLayout(layout);
+    runLinear(ctx, type, rows, cols, 1, GemmPrecision::BFloat16, pad);
 }
 
 // Every matrix to the int8 tensor cores at 9..64 rows (CW_CUDA_INTMM=1's setting).
@@ -451,6 +473,21 @@ void addLinearCases(CaseTable& table)
                         runForcedMatVec(ctx, type, 1100, 2048, tokens, qd::MatVecKernel::Int8);
                     });
         }
+        if (blockSize(type) > 1)
+            for (const auto& [layout, name] :
+                { std::pair { qd::IntMatVecLayout::BlockRow, "block per row" },
+                    std::pair { qd::IntMatVecLayout::WarpRow, "warp per row" },
+                    std::pair { qd::IntMatVecLayout::WarpTwoRows, "warp per two rows" },
+                    std::pair { qd::IntMatVecLayout::StagedWarpRow, "staged warp rows" } })
+                for (const auto& [rows, c, pad] : { std::tuple { 1100, 2048, 0 },
+                         std::tuple { 67, int(cols[3]), 0 }, std::tuple { 37, int(cols[1]), 2 } })
+                    table.add(std::string("intMatVec (") + name + ")",
+                        shapeText(type, rows, c, 1, bf16)
+                            + (pad ? " rows padded by " + std::to_string(pad) + " bytes" : ""),
+                        modelType && rows == 1100 && type == TensorType::Q4_K,
+                        [type, rows, c, layout, pad](CaseContext& ctx) {
+                            runIntLayout(ctx, type, rows, c, layout, std::size_t(pad));
+                        });
         if (blockSize(type) > 1 && type != TensorType::Q2_K)
             for (const std::int64_t tokens : { 9, 16, 17, 33, 64 })
                 table.add("intMatMul (all rows)", shapeText(type, 67, cols[2], tokens, bf16),

@@ -10,6 +10,7 @@
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/moe/moe_paths.h"
+#include "kernels/cuda/ops/row_ops.h"
 #include "tests/gpu/backend_ops/backend_ops.h"
 #include "tests/gpu/quant/quant_test_support.h"
 
@@ -385,6 +386,67 @@ void runExperts(CaseContext& ctx, const ExpertCase& c)
     ctx.measure(weightBytes + 8.0 * double(c.tokens * c.hidden), launch);
 }
 
+// The decode step's fused form: the norm before the MoE block writes its rows also in two int8
+// planes (addRmsNormRowsQuantized's twoPlanes), and the integer expert path takes them
+// (ExpertDecodeAids) instead of quantizing x itself; against the CPU's norm then experts.
+void runAidedExperts(CaseContext& ctx, const ExpertCase& c)
+{
+    if (!kernels::cuda::addRmsNormQuantizes(c.hidden)) {
+        ctx.skip("addRmsNormQuantizes(" + std::to_string(c.hidden) + ") is false");
+        return;
+    }
+    const Stack& gate = cachedStack(0, c.gateUp, c.experts, c.ffn, c.hidden);
+    const Stack& up = cachedStack(1, c.gateUp, c.experts, c.ffn, c.hidden);
+    const Stack& down = cachedStack(2, c.down, c.experts, c.hidden, c.ffn);
+    BO_CUDA_OK(gate.device.error());
+    BO_CUDA_OK(down.device.error());
+    const float eps = 1e-6f;
+    const auto hidden = randomFloats(std::size_t(c.tokens * c.hidden), ctx.rng());
+    const auto normWeight = uniformFloats(std::size_t(c.hidden), ctx.rng(), 0.5f, 1.5f);
+    std::vector<float> normed(hidden.size());
+    for (std::int64_t t = 0; t < c.tokens; ++t)
+        kernels::ops::rmsNorm(hidden.data() + t * c.hidden, normWeight.data(), c.hidden, eps,
+            normed.data() + t * c.hidden);
+    std::vector<std::int32_t> ids;
+    std::vector<float> w;
+    randomChoices(c.tokens, c.experts, c.k, ctx.rng(), ids, w);
+    const auto want = cpuExperts(normed, c.tokens, c.k, ids, w, gate, up, down, ctx.pool());
+
+    const DeviceExpertStack g = gate.onDevice(), u = up.onDevice(), d = down.onDevice();
+    auto dHidden = DeviceBuffer::of(hidden);
+    auto dNormWeight = DeviceBuffer::of(normWeight);
+    auto dIds = DeviceBuffer::of(ids);
+    auto dW = DeviceBuffer::of(w);
+    DeviceBuffer dNormed(hidden.size() * 4), q1(hidden.size()), s1(hidden.size() / 32 * 16),
+        two(kernels::cuda::expertInputRowsBytes(c.tokens, c.hidden)),
+        scratch(moe::intDecodeScratchBytes(c.tokens, c.k, c.ffn, c.hidden)), out(want.size() * 4);
+    BO_CUDA_OK(scratch.error());
+    BO_CUDA_OK(out.error());
+    kernels::cuda::ExpertDecodeAids aids;
+    aids.x2 = kernels::cuda::expertInputRowsAt(two.get<std::byte>(), c.tokens, c.hidden);
+    auto launch = [&](cudaStream_t s) -> cudaError_t {
+        const cudaError_t e = kernels::cuda::addRmsNormRowsQuantized(dHidden.get<float>(), nullptr,
+            dNormWeight.get<float>(), c.tokens, c.hidden, eps, dNormed.get<float>(),
+            { q1.get<std::int8_t>(), s1.get<float4>() }, s, {}, aids.x2);
+        if (e != cudaSuccess)
+            return e;
+        return moe::routedExpertsDecodeInt8(dNormed.get<float>(), c.tokens,
+            dIds.get<std::int32_t>(), dW.get<float>(), c.k, g, u, d, out.get<float>(),
+            scratch.scratch(), s, aids);
+    };
+    const cudaError_t e = launch(ctx.stream());
+    if (e == cudaErrorNotSupported) {
+        cudaGetLastError();
+        ctx.skip("routedExpertsDecodeInt8 does not take these stacks (cudaErrorNotSupported)");
+        return;
+    }
+    BO_CUDA_OK(e);
+    BO_CUDA_OK(cudaStreamSynchronize(ctx.stream()));
+    std::vector<float> got;
+    BO_CUDA_OK(out.download(got));
+    ctx.check("out", got, want, { 5e-2, 1.5e-2 }, rowsOf(c.hidden, "token", "col"));
+}
+
 std::string expertShape(const ExpertCase& c)
 {
     std::string s = std::string(typeName(c.gateUp)) + "/" + typeName(c.down) + " experts "
@@ -467,7 +529,12 @@ void runGroupAndCombine(CaseContext& ctx, std::int64_t tokens, std::int64_t expe
     ctx.checkExact("expert of each sorted position", gotExpertOfPosition, wantExpertOfPosition);
     ctx.checkExact("sortedPair[pairPos[p]] == p", inverse, identity);
 
-    // The combine: down rows in sorted order, summed per token in ascending expert order.
+    // The combine: down rows in sorted order, summed per token in ascending expert order
+    // (read through the device's pairPos, which must be a permutation first).
+    for (const std::int32_t pos : pairPos)
+        if (pos < 0 || pos >= pairs)
+            return; // reported by the sortedPair[pairPos[p]] check
+
     const auto rows = randomFloats(std::size_t(pairs * hidden), ctx.rng());
     BO_CUDA_OK(cudaMemcpy(layout.down, rows.data(), rows.size() * 4, cudaMemcpyHostToDevice));
     DeviceBuffer out(std::size_t(tokens * hidden) * 4);
@@ -634,6 +701,17 @@ void addMoeCases(CaseTable& table)
                     tokens == counts.front() && g.gateUp == TensorType::Q8_0 && g.hidden == 96,
                     [c](CaseContext& ctx) { runExperts(ctx, c); });
             }
+    // The norm's int8 planes handed to the integer decode path.
+    for (const Geometry& g : geometries)
+        for (const std::int64_t tokens : { 1, 3, 8 }) {
+            if (g.hidden % 128 != 0)
+                continue;
+            const ExpertCase c { g.gateUp, g.down, 64, g.hidden, g.ffn, 8, tokens,
+                ExpertPath::DecodeInt8 };
+            table.add("routedExpertsDecodeInt8 (x from addRmsNormRowsQuantized)", expertShape(c),
+                tokens == 3 && g.gateUp == TensorType::Q4_K,
+                [c](CaseContext& ctx) { runAidedExperts(ctx, c); });
+        }
     // Gather (pairs grouped by expert) and scatter (the combine).
     for (const std::int64_t experts : { 4, 8, 64, 256 })
         for (const int k : { 1, 2, 8, 10 }) {

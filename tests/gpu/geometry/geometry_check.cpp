@@ -104,6 +104,7 @@ struct Figures {
     double err = 0.0; // max|a - b| / max|b|
     double top1 = 0.0; // fraction of rows with the same argmax
     std::int64_t rows = 0;
+    std::int64_t worstRow = 0; // the row of the largest |a - b|
 };
 
 std::int64_t argmaxOf(const float* x, std::int64_t n)
@@ -122,7 +123,10 @@ Figures compare(const float* a, const float* b, std::int64_t rows, std::int64_t 
         for (std::int64_t i = 0; i < vocab; ++i) {
             const double d
                 = std::isfinite(x[i]) ? std::fabs(double(x[i]) - double(y[i])) : INFINITY;
-            worst = std::max(worst, d);
+            if (d > worst) {
+                worst = d;
+                f.worstRow = r;
+            }
             scale = std::max(scale, std::fabs(double(y[i])));
         }
         same += argmaxOf(x, vocab) == argmaxOf(y, vocab);
@@ -323,6 +327,12 @@ void judge(const TableRow& base, const Rows& cpu, const Rows* gpu, const Prompt&
             }
         }
         t.status = pass ? (exactFormat(base.format) || against ? "pass" : "info") : "FAIL";
+        // Where: one position (a near-tied expert choice, say) or every one.
+        const std::optional<Figures>& failed
+            = t.vsCpu && t.vsCpu->err > bar ? t.vsCpu : t.vsReference;
+        if (!pass && failed && !rows.positions.empty())
+            t.note += "worst at position "
+                + std::to_string(rows.positions[std::size_t(failed->worstRow)]);
         return t;
     };
     table.push_back(rowFor(cpu, "cpu", nullptr));
