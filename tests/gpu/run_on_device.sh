@@ -16,6 +16,8 @@
 # benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
 # "backendops" runs the whole backend-ops table (tests/gpu/backend_ops: every CUDA entry point
 # against the CPU op, --full --perf) and writes it to $OUT/backend_ops.txt.
+# BACKENDOPS_SECONDS, GEOMETRY_MAKE_SECONDS and GEOMETRY_CHECK_SECONDS bound those steps (480, 300
+# and 360 s by default) when a call must fit what is left of the session's device time.
 # "geometry" builds seeded random geometries of both architectures with transformers
 # (tests/golden/make_geometries.py: HF folders, float32 logits, GGUFs by clausewright-cli
 # convert) and runs tests/gpu/geometry's geometry_check on the CPU and cuda:0 at f32 (4 shards
@@ -121,7 +123,7 @@ if has test; then
 fi
 if has backendops; then # the whole table, each op timed; its rows in $OUT/backend_ops.txt
   s=$(date +%s)
-  timeout 480 $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
+  timeout ${BACKENDOPS_SECONDS:-480} $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
     --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
   echo "backend ops exit $? in $(( $(date +%s) - s )) s"
   grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -40
@@ -131,12 +133,12 @@ if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OU
   s=$(date +%s)
   G=/tmp/geometry
   rm -rf $G
-  timeout 300 python3 tests/golden/make_geometries.py --out $G --cli $B --workers 8 \
+  timeout ${GEOMETRY_MAKE_SECONDS:-300} python3 tests/golden/make_geometries.py --out $G --cli $B --workers 8 \
     >"$L/geometry_make.log" 2>&1
   echo "make_geometries exit $? in $(( $(date +%s) - s )) s"; tail -3 "$L/geometry_make.log"
   if [[ -f $G/manifest.json ]]; then
     for i in 0 1 2 3; do
-      timeout 360 $BUILD/tests/gpu/geometry/geometry_check --manifest $G/manifest.json \
+      timeout ${GEOMETRY_CHECK_SECONDS:-360} $BUILD/tests/gpu/geometry/geometry_check --manifest $G/manifest.json \
         --shard $i/4 --threads 4 --device cuda:0 --precision f32 --table $G/table_$i.txt \
         >"$L/geometry_$i.log" 2>&1 &
     done

@@ -370,6 +370,16 @@ Result<void> CudaBackend::initialise()
 
     const int attentionLayers = m_hostWeights.layersOf(LayerKind::FullAttention);
     const int deltaLayers = m_hostWeights.layersOf(LayerKind::GatedDeltaNet);
+    // Shapes the kernels do not take are refused here, by name, rather than failing the first
+    // step (transformers accepts any head size; every published Qwen3 model uses 64-256).
+    if (attentionLayers > 0 && (hp.headDim % 16 != 0 || hp.headDim > 256))
+        return makeError("this model's attention heads have " + std::to_string(hp.headDim)
+            + " values; the CUDA backend takes multiples of 16 up to 256. Use --device cpu");
+    if (hp.numExperts > 0 && (m_hidden % 8 != 0 || hp.expertFfnSize % 8 != 0))
+        return makeError("this model's hidden size (" + std::to_string(m_hidden)
+            + ") or expert size (" + std::to_string(hp.expertFfnSize)
+            + ") is not a multiple of 8, which the CUDA backend's expert kernels need. Use "
+              "--device cpu");
     const std::int64_t sh = hp.sharedExpertFfnSize;
     const std::int64_t E = hp.numExperts, K = hp.numExpertsPerToken;
     const std::size_t attentionTemp = std::size_t(m_qRow + 2 * m_kvDim + 2 * m_attnDim);

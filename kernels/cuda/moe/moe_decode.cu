@@ -11,6 +11,7 @@
 #include "kernels/cuda/quant/dequant.cuh"
 #include "kernels/cuda/quant/mat_vec_int8.cuh"
 
+#include <algorithm>
 #include <climits>
 
 namespace cw::kernels::cuda::moe {
@@ -149,6 +150,8 @@ __global__ void __launch_bounds__(kWarps * 32) downKernel(const float* h, const 
     if (lane == 0)
         out[t * down.rows + c] = acc;
 }
+
+constexpr std::int64_t kMaxGridRows = 65535; // gridDim.y's limit
 
 struct GateUpLaunch {
     const float* x;
@@ -407,20 +410,30 @@ cudaError_t routedExpertsDecodeDirect(const float* x, std::int64_t tokens, const
     if (scratch.bytes < decodeScratchBytes(tokens, k, gate.rows))
         return cudaErrorInvalidValue;
     float* h = reinterpret_cast<float*>(scratch.data);
-    bool known = true;
-    if (gate.type == up.type) {
-        known = dispatchMatrixType(
-            gate.type, GateUpLaunch { x, tokens, ids, k, gate, up, h, stream });
-    } else {
-        known = dispatchMatrixType(
-                    gate.type, OneMatrixLaunch { x, tokens, ids, k, gate, h, false, stream })
-            && dispatchMatrixType(
-                up.type, OneMatrixLaunch { x, tokens, ids, k, up, h, true, stream });
+    // The kernels take a pair (gate/up) or a token (down) per grid row, and a grid has at most
+    // 65,535 rows: a long prefill whose stacks only this path takes (gate and up of different
+    // types, say) goes in slices of tokens. Every index is relative to the pointers given.
+    const std::int64_t sliceTokens = std::min<std::int64_t>(tokens, kMaxGridRows / k);
+    for (std::int64_t t0 = 0; t0 < tokens; t0 += sliceTokens) {
+        const std::int64_t n = std::min(sliceTokens, tokens - t0);
+        const float* xs = x + t0 * gate.cols;
+        const std::int32_t* is = ids + t0 * k;
+        float* hs = h + t0 * k * gate.rows;
+        bool known = true;
+        if (gate.type == up.type) {
+            known = dispatchMatrixType(
+                gate.type, GateUpLaunch { xs, n, is, k, gate, up, hs, stream });
+        } else {
+            known = dispatchMatrixType(
+                        gate.type, OneMatrixLaunch { xs, n, is, k, gate, hs, false, stream })
+                && dispatchMatrixType(
+                    up.type, OneMatrixLaunch { xs, n, is, k, up, hs, true, stream });
+        }
+        if (!known
+            || !dispatchMatrixType(down.type,
+                DownLaunch { hs, n, is, weights + t0 * k, k, down, out + t0 * down.rows, stream }))
+            return cudaErrorInvalidValue;
     }
-    if (!known
-        || !dispatchMatrixType(
-            down.type, DownLaunch { h, tokens, ids, weights, k, down, out, stream }))
-        return cudaErrorInvalidValue;
     return cudaGetLastError();
 }
 
