@@ -41,7 +41,8 @@ enum class GemmPrecision {
 };
 
 // Token rows at or under this count take the matrix-vector path: every weight row is read
-// once for all of them, from device memory, at close to full bandwidth.
+// once for all of them, from device memory, at close to full bandwidth. Tuned on the H200 (like
+// every row threshold in kernels/cuda): a card with less bandwidth per SM may want another.
 constexpr std::int64_t kMatVecMaxTokens = 8;
 
 // Above it and up to this count (decode steps of many sequences), dequantized weights and
