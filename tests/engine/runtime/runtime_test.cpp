@@ -1,6 +1,7 @@
 // Sequences, batching, forking and errors of the CPU runtime, on the tiny golden models.
 #include "engine/model_files/model_loader.h"
 #include "engine/runtime/model.h"
+#include "engine/runtime/precision.h"
 
 #include <cmath>
 #include <cstring>
@@ -128,6 +129,23 @@ TEST(RuntimeErrors, promptLongerThanTheContextIsAnError)
     EXPECT_TRUE((*model)->prefill(*s, tokens(1, 16)).ok());
     const std::vector<std::int32_t> one { 3 };
     EXPECT_FALSE((*model)->prefill(*s, one).ok());
+}
+
+TEST(RuntimeErrors, anUnknownPrecisionIsRefusedNamingTheChoices)
+{
+    ModelOptions options;
+    options.gpuPrecision = "fp8";
+    auto model = Model::create(describe("qwen3_moe_a"), options);
+    ASSERT_FALSE(model.ok());
+    EXPECT_NE(model.error().message.find("'fp8'"), std::string::npos) << model.error().message;
+    EXPECT_NE(model.error().message.find("f32, tf32 or bf16"), std::string::npos);
+    ModelOptions chosen;
+    EXPECT_FALSE(cw::engine::applyPrecision(chosen, "f16").ok());
+    ASSERT_TRUE(cw::engine::applyPrecision(chosen, "f32").ok());
+    EXPECT_EQ(chosen.gpuPrecision, "f32");
+    EXPECT_FALSE(chosen.integerProducts); // the reference: float activations on the CPU too
+    ASSERT_TRUE(cw::engine::applyPrecision(chosen, "bf16").ok());
+    EXPECT_TRUE(chosen.integerProducts);
 }
 
 TEST(RuntimeErrors, tokenOutsideTheVocabularyIsAnError)
