@@ -1,6 +1,7 @@
 // `clausewright-cli heads`: the clause-head plugins this program finds, where, and why any was
 // skipped, as JSON (what a head author checks first when a plugin does not show up).
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/plugins/plugin_host.h"
 
 #include <CLI/CLI.hpp>
@@ -30,7 +31,7 @@ int runHeads(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char name[] = "clausewright-cli";

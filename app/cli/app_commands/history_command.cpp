@@ -1,6 +1,7 @@
 // `clausewright-cli history list|show|export|search|delete`: the review history the GUI keeps,
 // read and managed from the shell. Same database file as the GUI unless --db says otherwise.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/history/history_database.h"
 #include "app/report/report_exporter.h"
 
@@ -181,7 +182,7 @@ int runHistory(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
 
     const QString path

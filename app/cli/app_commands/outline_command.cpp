@@ -1,6 +1,7 @@
 // `clausewright-cli outline FILE`: read a contract and print its pages, warnings and the
 // numbered sections and clauses the segmenter found.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/ingest/document_reader.h"
 #include "app/segment/clause_segmenter.h"
 
@@ -160,7 +161,7 @@ int runOutline(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char name[] = "clausewright-cli";

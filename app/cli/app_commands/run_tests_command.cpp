@@ -4,6 +4,7 @@
 // json: resources/schemas/run-tests.schema.json). Exit status 0 when every test passed, 1
 // when one failed or the run was refused, 2 for bad arguments.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/test_generation/test_generation_json.h"
 #include "app/test_runner/code_language.h"
 #include "app/test_runner/test_workspace.h"
@@ -56,7 +57,7 @@ int runTests(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char* argv[] = { args[0], nullptr };

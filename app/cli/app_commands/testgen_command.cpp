@@ -8,6 +8,7 @@
 // (resources/schemas/testgen.schema.json). --replay FILE takes the answers from a JSON array
 // of strings instead of a model (to try skills and the runner without one).
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/code_skills/code_skill_host.h"
 #include "app/history/test_generation_history.h"
 #include "app/test_generation/engine_skill_model.h"
@@ -109,7 +110,7 @@ int runTestgen(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char* argv[] = { args[0], nullptr };

@@ -1,6 +1,7 @@
 // `clausewright-cli testgen-history list|show|search|delete`: the test generations the code
 // panel and `testgen` saved in the history database.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/history/test_generation_history.h"
 #include "app/test_generation/test_generation_json.h"
 
@@ -49,7 +50,7 @@ int runHistory(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char* argv[] = { args[0], nullptr };

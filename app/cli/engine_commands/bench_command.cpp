@@ -1,6 +1,7 @@
 // `clausewright-cli bench --model PATH --device cuda|cpu --prompt-tokens N --gen-tokens M
 // --batch B [--repeat R]`: prefill and decode speed of the engine, one JSON object per run.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/model_files/hf_gguf_layout.h"
 #include "engine/model_files/model_loader.h"
 #include "engine/model_files/model_presets.h"
@@ -138,7 +139,7 @@ int runBench(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto description = cw::engine::openModel(modelPath);
     if (!description) {

@@ -1,5 +1,6 @@
 // `clausewright-cli detokenize --model PATH --ids 1,2,3`: the text of token ids.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -45,7 +46,7 @@ int runDetokenize(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto ids = parseIds(idsText);
     if (!ids) {

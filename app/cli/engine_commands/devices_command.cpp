@@ -1,5 +1,6 @@
 // `clausewright-cli devices`: the processors the engine can run on.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "kernels/compute_devices.h"
 
 #include <CLI/CLI.hpp>
@@ -17,7 +18,7 @@ int runDevices(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     const auto devices = cw::kernels::listComputeDevices();
     if (asJson) {

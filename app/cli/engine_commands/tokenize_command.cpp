@@ -1,6 +1,7 @@
 // `clausewright-cli tokenize --model PATH (--text S | --file F)`: the token ids of a text
 // as a JSON array. PATH: a GGUF file, a model folder or a bare tokenizer.json.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -24,7 +25,7 @@ int runTokenize(std::span<char*> args)
         if (!*textOption && !*fileOption)
             throw CLI::RequiredError("--text or --file");
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     if (*fileOption) {
         std::ifstream in(file, std::ios::binary);

@@ -1,4 +1,5 @@
 #include "engine/backend/cuda/cuda_backend.h"
+#include "engine/backend/cuda_start_error.h"
 
 #include "engine/backend/cuda/cuda_kv_store.h"
 #include "engine/backend/cuda/cuda_weights.h"
@@ -244,9 +245,10 @@ Result<void> CudaBackend::checkDevice()
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return makeError(std::string("no usable CUDA driver or GPU (") + cudaGetErrorString(e)
-            + "): install the NVIDIA driver for CUDA " + std::to_string(CUDART_VERSION / 1000) + "."
-            + std::to_string(CUDART_VERSION % 1000 / 10) + " or newer, or use --device cpu");
+        // The runtime says "driver version is insufficient" also where there is no driver.
+        const auto failure = classifyCudaStartFailure(
+            e == cudaErrorInsufficientDriver, e == cudaErrorNoDevice, nvidiaDriverLoaded());
+        return makeError(cudaStartErrorMessage(failure, CUDART_VERSION, cudaGetErrorString(e)));
     }
     if (m_options.device < 0 || m_options.device >= count)
         return makeError("cuda:" + std::to_string(m_options.device)
