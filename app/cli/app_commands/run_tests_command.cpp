@@ -37,6 +37,7 @@ cw::Result<QString> readCode(const std::string& path)
 int runTests(std::span<char*> args)
 {
     CLI::App app { "Run a test file against code in the sandbox (bubblewrap)", "run-tests" };
+    cw::cli::showDefaultsInHelp(app);
     std::string codePath, testsPath, language, format = "text", only;
     int runs = 1;
     double wall = 60, cpu = 30;
@@ -93,6 +94,11 @@ int runTests(std::span<char*> args)
         printError(workspace.error().message);
         return 1;
     }
+    // What the framework prints names the user's file, not the runner's own name for it.
+    const QString userTestName = QFileInfo(QString::fromStdString(testsPath)).fileName();
+    if (!(*workspace)->useTestFileName(userTestName))
+        std::fprintf(stderr, "run-tests: note: %s runs as %s (the %s runner needs a name like it)\n",
+            qPrintable(userTestName), qPrintable((*workspace)->testFile()), qPrintable(lang));
     bool allPassed = true;
     QJsonArray jsonRuns;
     for (int n = 1; n <= runs; ++n) {

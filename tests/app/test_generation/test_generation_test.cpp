@@ -89,7 +89,10 @@ private slots:
 
         const TestGenerationRound& r2 = report->rounds[1];
         QVERIFY(r2.run.built);
-        QCOMPARE(r2.verdicts[0].reason, QString("failed"));
+        // Its assertion fails in every run: shown as a possible bug in the code (the next
+        // round replaces it with a passing test of the same name, which takes it off).
+        QCOMPARE(r2.verdicts[0].reason, QString("fails: the code may be wrong here"));
+        QVERIFY(r2.verdicts[0].suspectsCode);
         const QString prompt3 = model.prompts()[2].user;
         QVERIFY2(prompt3.contains("Test test_half failed") && prompt3.contains("assert 5.0 == 4"),
             qPrintable(prompt3));
@@ -111,6 +114,8 @@ private slots:
         QVERIFY2(report->finalRun.allPassed(), qPrintable(report->finalRun.output));
         QCOMPARE(report->finalRun.cases.size(), 2);
         QVERIFY(report->problem.isEmpty());
+        QVERIFY2(report->failingTests.isEmpty(), qPrintable(report->failingTests));
+        QCOMPARE(report->failing, 0);
         QVERIFY(report->coverageMeasured);
         QCOMPARE(report->coverageBefore, 0.0);
         QVERIFY(report->coverageAfter > 60 && report->coverageAfter < 100);
