@@ -44,10 +44,10 @@ private slots:
         limits.wallSeconds = 10;
         auto sandbox = Sandbox::create(limits);
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         m_sandbox = std::make_shared<Sandbox>(*sandbox);
         if (auto python = probeToolchain(*m_sandbox, "python"); !python)
-            QSKIP(python.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(python.error().message.c_str());
     }
 
     void repairsUntilATestIsKept()
@@ -251,5 +251,6 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestGenerationTest)
+CW_SANDBOX_TEST_MAIN(TestGenerationTest)
 #include "test_generation_test.moc"
+#include "tests/app/test_runner/sandbox_skip.h"

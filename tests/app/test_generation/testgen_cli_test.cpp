@@ -78,7 +78,7 @@ private slots:
     void generatesRepairsAndKeeps()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         const QString out = m_dir.filePath("test_pricing.py");
         const QString db = m_dir.filePath("history.sqlite");
         const CliResult r = cli({ "testgen", "--file", m_dir.filePath("pricing.py"), "--replay",
@@ -126,7 +126,7 @@ private slots:
     void keepingNoTestExitsOneAndWritesNothing()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         const QJsonArray answers {
             "```python\nfrom pricing import discount\n\n\n"
             "def test_half():\n    assert discount(10, 'HALF') == 4\n```\n"
@@ -148,7 +148,7 @@ private slots:
     void showsATestThatFailsAgainstTheCode()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         writeFile(m_dir.filePath("halving.py"),
             "def half(total):\n    \"\"\"Half of total.\"\"\"\n    return total / 3\n\n\n"
             "def same(total):\n    return total\n");
@@ -208,7 +208,7 @@ private slots:
     void runTestsReportsFailuresAsJson()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         writeFile(m_dir.filePath("failing_test.py"),
             "from pricing import discount\n\n\ndef test_wrong():\n    assert discount(4, 'HALF') "
             "== 3\n");
@@ -253,5 +253,6 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestgenCliTest)
+CW_SANDBOX_TEST_MAIN(TestgenCliTest)
 #include "testgen_cli_test.moc"
+#include "tests/app/test_runner/sandbox_skip.h"

@@ -83,7 +83,7 @@ private slots:
     {
         auto sandbox = Sandbox::create();
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         m_sandbox = std::make_shared<Sandbox>(*sandbox);
     }
 
@@ -303,5 +303,6 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestRunnerTest)
+CW_SANDBOX_TEST_MAIN(TestRunnerTest)
 #include "test_runner_test.moc"
+#include "tests/app/test_runner/sandbox_skip.h"
