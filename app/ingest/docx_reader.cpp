@@ -453,7 +453,8 @@ private:
     int m_tableDepth = 0;
     int m_renderedBreaks = 0;
     int m_explicitBreaks = 0;
-    QList<qsizetype> m_sectionStarts; // index in m_out of each section's first paragraph but the first's
+    QList<qsizetype>
+        m_sectionStarts; // index in m_out of each section's first paragraph but the first's
     QStringList m_sectionTypes; // w:type of each section, in order ("" where none is given)
 };
 

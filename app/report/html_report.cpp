@@ -62,16 +62,16 @@ QByteArray reviewToHtml(const Review& review)
              .arg(esc(title), QString::fromLatin1(kStyle));
     h += QStringLiteral("<h1>Contract review: %1</h1>\n").arg(esc(title));
     if (const QString unread = report::unreadPagesNote(review.document); !unread.isEmpty())
-        h += QStringLiteral("<p class=\"unread\"><strong>Not read:</strong> %1</p>\n").arg(esc(unread));
+        h += QStringLiteral("<p class=\"unread\"><strong>Not read:</strong> %1</p>\n")
+                 .arg(esc(unread));
     h += QStringLiteral("<dl class=\"meta\">\n");
     const auto meta = [&h](const QString& key, const QString& value) {
         h += QStringLiteral("<dt>%1</dt><dd>%2</dd>\n").arg(key, esc(value));
     };
     meta(QStringLiteral("Document"), review.document.path);
     meta(QStringLiteral("Format"),
-        QStringLiteral("%1, %2")
-            .arg(report::documentFormatName(review.document.format),
-                report::pageCountText(review.document)));
+        QStringLiteral("%1, %2").arg(report::documentFormatName(review.document.format),
+            report::pageCountText(review.document)));
     meta(QStringLiteral("SHA-256"), review.document.sha256);
     meta(QStringLiteral("Model"), report::modelLine(review));
     if (!review.playbookName.isEmpty())

@@ -163,7 +163,8 @@ QString unreadPagesNote(const Document& document)
     return QStringLiteral("%1 %2 of %3 %4 no text layer (scanned images) and %5 not read: "
                           "clauses there are not reviewed and may be among those listed as "
                           "expected but not found. Run OCR on the file and review it again.")
-        .arg(one ? QStringLiteral("Page") : QStringLiteral("Pages"), runs.join(QStringLiteral(", ")))
+        .arg(
+            one ? QStringLiteral("Page") : QStringLiteral("Pages"), runs.join(QStringLiteral(", ")))
         .arg(document.pageCount())
         .arg(one ? QStringLiteral("has") : QStringLiteral("have"),
             one ? QStringLiteral("was") : QStringLiteral("were"));

@@ -57,11 +57,12 @@ bool isAssertionFailure(const QString& language, const QString& output)
 {
     if (language == QLatin1String("python"))
         return output.contains(QLatin1String("AssertionError"))
-            || output.contains(QRegularExpression(QStringLiteral("^E\\s+assert "),
-                QRegularExpression::MultilineOption));
+            || output.contains(QRegularExpression(
+                QStringLiteral("^E\\s+assert "), QRegularExpression::MultilineOption));
     if (language == QLatin1String("cpp"))
         return output.contains(QLatin1String("Failure"))
-            && (output.contains(QLatin1String("Expected")) || output.contains(QLatin1String("Value of"))
+            && (output.contains(QLatin1String("Expected"))
+                || output.contains(QLatin1String("Value of"))
                 || output.contains(QLatin1String("Which is")));
     if (language == QLatin1String("go"))
         return !output.contains(QLatin1String("panic:"))
@@ -155,8 +156,9 @@ QString judgeRound(TestWorkspace& workspace, const TestGenerationOptions& option
             const bool everyRun = std::all_of(cases.begin(), cases.end(),
                 [&](const QString& name) { return history[name].passedRuns == 0; });
             verdict.suspectsCode = everyRun && isAssertionFailure(workspace.language(), failure);
-            verdict.reason = verdict.suspectsCode ? QStringLiteral("fails: the code may be wrong here")
-                                                  : QStringLiteral("failed");
+            verdict.reason = verdict.suspectsCode
+                ? QStringLiteral("fails: the code may be wrong here")
+                : QStringLiteral("failed");
             if (verdict.suspectsCode)
                 kept.failing.insert(block.name, { parts.preamble, block });
             errors += QStringLiteral("Test %1 failed:\n%2\n").arg(block.name, failure.right(1500));
@@ -329,7 +331,8 @@ Result<TestGenerationReport> generateTests(SkillModel& model, const CodeSkill& s
                 observer.roundFinished(round);
             if (!runTests) {
                 // Shown as it came (text and JSON alike), with what could not be read.
-                report.problem = QStringLiteral("the answer could not be read: %1").arg(round.parseError);
+                report.problem
+                    = QStringLiteral("the answer could not be read: %1").arg(round.parseError);
                 report.answer = answer->text;
                 break;
             }

@@ -134,9 +134,9 @@ QJsonObject testGenerationToJson(const TestGenerationReport& report)
         round["run"] = testRunToJson(r.run);
         QJsonArray verdicts;
         for (const TestVerdict& v : r.verdicts)
-            verdicts.append(QJsonObject { { "name", v.name }, { "kept", v.kept },
-                { "reason", v.reason }, { "new_lines", v.newLines },
-                { "suspects_code", v.suspectsCode } });
+            verdicts.append(
+                QJsonObject { { "name", v.name }, { "kept", v.kept }, { "reason", v.reason },
+                    { "new_lines", v.newLines }, { "suspects_code", v.suspectsCode } });
         round["verdicts"] = verdicts;
         round["coverage_after"] = std::round(r.coverageAfter * 10.0) / 10.0;
         round["prompt_tokens"] = qint64(r.promptTokens);

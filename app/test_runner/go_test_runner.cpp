@@ -121,8 +121,8 @@ void GoTestRunner::execute(const Sandbox& sandbox, const TestFiles& files, const
     into.cases = readGoTestOutput(into.output);
     if (!into.limitMessage.isEmpty()) {
         // The test that was running when a limit stopped the binary has "=== RUN" only.
-        static const QRegularExpression kRun(QStringLiteral(R"(^=== RUN\s+(\S+)\s*$)"),
-            QRegularExpression::MultilineOption);
+        static const QRegularExpression kRun(
+            QStringLiteral(R"(^=== RUN\s+(\S+)\s*$)"), QRegularExpression::MultilineOption);
         QStringList started;
         for (auto it = kRun.globalMatch(into.output); it.hasNext();)
             started.append(it.next().captured(1));

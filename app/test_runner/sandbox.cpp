@@ -188,9 +188,9 @@ Result<void> Sandbox::prepareWorkDir(const std::string& path)
 
 std::vector<std::string> Sandbox::bwrapArguments(const SandboxCommand& command, int seccompFd) const
 {
-    std::vector<std::string> args = { m_bwrap, "--unshare-all", "--die-with-parent",
-        "--new-session", "--cap-drop", "ALL", "--seccomp", std::to_string(seccompFd),
-        "--ro-bind", "/usr", "/usr" };
+    std::vector<std::string> args
+        = { m_bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+              "--seccomp", std::to_string(seccompFd), "--ro-bind", "/usr", "/usr" };
     // Debian's merged /usr: /bin, /lib ... are links into /usr; older layouts are folders.
     for (const char* top : { "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" }) {
         std::error_code error;
@@ -241,13 +241,12 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     if (::write(seccompFd, m_seccomp.data(), m_seccomp.size()) != ssize_t(m_seccomp.size())
         || ::lseek(seccompFd, 0, SEEK_SET) != 0) {
         ::close(seccompFd);
-        return makeError(std::string("sandbox: cannot write the seccomp filter: ")
-            + std::strerror(errno));
+        return makeError(
+            std::string("sandbox: cannot write the seccomp filter: ") + std::strerror(errno));
     }
     std::string memoryWhy;
-    const std::unique_ptr<SandboxMemoryGroup> memory = m_sharedMemory
-        ? SandboxMemoryGroup::create(limits.memoryBytes, memoryWhy)
-        : nullptr;
+    const std::unique_ptr<SandboxMemoryGroup> memory
+        = m_sharedMemory ? SandboxMemoryGroup::create(limits.memoryBytes, memoryWhy) : nullptr;
     if (m_sharedMemory && !memory) {
         ::close(seccompFd);
         return makeError("sandbox: cannot make the run's memory cgroup: " + memoryWhy);

@@ -77,9 +77,9 @@ std::string ownCgroupDir(bool v2)
         std::string id, parent, device, root, mountPoint, type, source, options;
         before >> id >> parent >> device >> root >> mountPoint;
         after >> type >> source >> options;
-        const bool fits = v2 ? type == "cgroup2"
-                             : type == "cgroup"
-                && ("," + options + ",").find(",memory,") != std::string::npos;
+        const bool fits = v2
+            ? type == "cgroup2"
+            : type == "cgroup" && ("," + options + ",").find(",memory,") != std::string::npos;
         if (!fits)
             continue;
         // The mount shows the hierarchy from `root` down (a container sees its own part).
@@ -99,15 +99,17 @@ SandboxMemoryGroup::SandboxMemoryGroup(std::string dir, std::string kind, int pr
 {
 }
 
-std::unique_ptr<SandboxMemoryGroup> SandboxMemoryGroup::create(std::uint64_t bytes, std::string& why)
+std::unique_ptr<SandboxMemoryGroup> SandboxMemoryGroup::create(
+    std::uint64_t bytes, std::string& why)
 {
     static std::atomic<unsigned> counter { 0 };
-    const std::string name = "cw-sandbox-" + std::to_string(::getpid()) + "-"
-        + std::to_string(counter.fetch_add(1));
+    const std::string name
+        = "cw-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
     // v2 first: where the memory controller is enabled for our children. (Enabling it
     // ourselves fails while our own cgroup holds processes, as it does: ours.)
     const std::string v2 = ownCgroupDir(true);
-    if (!v2.empty() && readText(v2 + "/cgroup.subtree_control").find("memory") != std::string::npos) {
+    if (!v2.empty()
+        && readText(v2 + "/cgroup.subtree_control").find("memory") != std::string::npos) {
         const std::string dir = v2 + "/" + name;
         if (::mkdir(dir.c_str(), 0755) == 0) {
             const std::string limit = std::to_string(bytes);

@@ -11,11 +11,11 @@
 namespace cw {
 namespace {
 
-constexpr const char* kRefused[] = { "ptrace", "process_vm_readv", "process_vm_writev",
-    "mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount",
-    "fspick", "mount_setattr", "keyctl", "add_key", "request_key", "bpf", "userfaultfd",
-    "perf_event_open", "init_module", "finit_module", "delete_module", "kexec_load",
-    "kexec_file_load", "open_by_handle_at", "swapon", "swapoff" };
+constexpr const char* kRefused[] = { "ptrace", "process_vm_readv", "process_vm_writev", "mount",
+    "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig", "fsmount", "fspick",
+    "mount_setattr", "keyctl", "add_key", "request_key", "bpf", "userfaultfd", "perf_event_open",
+    "init_module", "finit_module", "delete_module", "kexec_load", "kexec_file_load",
+    "open_by_handle_at", "swapon", "swapoff" };
 
 Result<std::vector<char>> buildProgram()
 {
@@ -35,8 +35,8 @@ Result<std::vector<char>> buildProgram()
             ? seccomp_rule_add_array(filter, SCMP_ACT_ERRNO(error), call, count, condition)
             : seccomp_rule_add(filter, SCMP_ACT_ERRNO(error), call, 0);
         if (rc != 0)
-            return makeError(std::string("sandbox: seccomp rule for ") + name + ": "
-                + std::strerror(-rc));
+            return makeError(
+                std::string("sandbox: seccomp rule for ") + name + ": " + std::strerror(-rc));
         return {};
     };
     for (const char* name : kRefused) {
@@ -46,9 +46,8 @@ Result<std::vector<char>> buildProgram()
     // New user namespaces: the flag in unshare's and clone's first argument, setns's second.
     const scmp_arg_cmp userFlag0 = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
     const scmp_arg_cmp userFlag1 = SCMP_A1(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
-    for (const auto& [name, condition] :
-        { std::pair { "unshare", &userFlag0 }, std::pair { "clone", &userFlag0 },
-            std::pair { "setns", &userFlag1 } }) {
+    for (const auto& [name, condition] : { std::pair { "unshare", &userFlag0 },
+             std::pair { "clone", &userFlag0 }, std::pair { "setns", &userFlag1 } }) {
         if (auto added = refuse(name, EPERM, 1, condition); !added)
             return added.error();
     }
@@ -65,8 +64,8 @@ Result<std::vector<char>> buildProgram()
     std::vector<char> program;
     if (const int rc = seccomp_export_bpf(filter, fd); rc != 0) {
         ::close(fd);
-        return makeError(std::string("sandbox: cannot export the seccomp filter: ")
-            + std::strerror(-rc));
+        return makeError(
+            std::string("sandbox: cannot export the seccomp filter: ") + std::strerror(-rc));
     }
     const off_t size = ::lseek(fd, 0, SEEK_END);
     program.resize(std::size_t(size > 0 ? size : 0));
@@ -90,7 +89,8 @@ Result<std::vector<char>> sandboxSeccompProgram()
 std::vector<const char*> sandboxRefusedSyscalls()
 {
     std::vector<const char*> names(std::begin(kRefused), std::end(kRefused));
-    names.insert(names.end(), { "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "setns", "clone3" });
+    names.insert(
+        names.end(), { "unshare(CLONE_NEWUSER)", "clone(CLONE_NEWUSER)", "setns", "clone3" });
     return names;
 }
 

@@ -96,7 +96,9 @@ bool TestWorkspace::useTestFileName(const QString& name)
         return false;
     // Python imports a test module by its name: one that is not an identifier cannot be.
     if (m_language == QLatin1String("python")
-        && !QRegularExpression(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*\\.py$")).match(name).hasMatch())
+        && !QRegularExpression(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*\\.py$"))
+                .match(name)
+                .hasMatch())
         return false;
     if (name != m_files.testFile) {
         m_files.testFile = name;

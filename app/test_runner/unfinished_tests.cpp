@@ -27,8 +27,8 @@ void addUnfinishedTests(
 
 QList<TestCaseResult> readGoogleTestProgress(const QString& output, QStringList& started)
 {
-    static const QRegularExpression kLine(QStringLiteral(
-        R"(^\[ *(RUN|OK|FAILED|SKIPPED) *\] (\S+\.\S+?)(?: \((\d+) ms\))?\s*$)"));
+    static const QRegularExpression kLine(
+        QStringLiteral(R"(^\[ *(RUN|OK|FAILED|SKIPPED) *\] (\S+\.\S+?)(?: \((\d+) ms\))?\s*$)"));
     QList<TestCaseResult> cases;
     QString running, printed;
     for (const QString& line : output.split('\n')) {
@@ -99,7 +99,8 @@ QByteArray pytestProgressPlugin()
         "\n"
         "def pytest_runtest_logreport(report):\n"
         "    if report.when == 'call' or (report.when == 'setup' and report.outcome != 'passed'):\n"
-        "        _log.write('%s\\t%s\\t%.3f\\n' % (report.outcome, report.nodeid, report.duration))\n"
+        "        _log.write('%s\\t%s\\t%.3f\\n' % (report.outcome, report.nodeid, "
+        "report.duration))\n"
         "        _log.flush()\n");
 }
 

@@ -41,8 +41,8 @@ std::string cudaStartErrorMessage(
     case CudaStartFailure::Other:
         break;
     }
-    return "the GPU cannot be used (" + runtimeMessage + "): check the NVIDIA driver (for "
-        + needed + " or newer) with nvidia-smi, or use --device cpu";
+    return "the GPU cannot be used (" + runtimeMessage + "): check the NVIDIA driver (for " + needed
+        + " or newer) with nvidia-smi, or use --device cpu";
 }
 
 bool nvidiaDriverLoaded()

@@ -51,8 +51,7 @@ int listReviews(cw::HistoryDatabase& db, int offset, int limit)
             = std::to_string(e.high) + "/" + std::to_string(e.medium) + "/" + std::to_string(e.low);
         std::printf("%-7lld %-17s %5s %8d  %-8s %s\n", static_cast<long long>(e.id),
             e.createdAt.toUTC().toString("yyyy-MM-dd HH:mm").toStdString().c_str(),
-            pageText(e.pageCount).c_str(),
-            e.findingCount, risks.c_str(),
+            pageText(e.pageCount).c_str(), e.findingCount, risks.c_str(),
             oneLine(e.title.isEmpty() ? e.documentPath : e.title, 60).c_str());
     }
     const qint64 shownFrom = page->entries.isEmpty() ? 0 : offset + 1;

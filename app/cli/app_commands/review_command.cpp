@@ -49,7 +49,8 @@ int runReview(std::span<char*> args)
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
-    app.add_option("--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
+    app.add_option(
+        "--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
     app.add_option("--db", dbPath,
         "history database to save the review in (default: the GUI's, "
@@ -153,12 +154,11 @@ int runReview(std::span<char*> args)
         };
         events.modelNote
             = [&notes](int question, const QString& piece) { notes[question] += piece; };
-        events.modelFindings
-            = [&](int question, const QList<cw::Finding>& findings) {
-                  std::fprintf(stderr, "review: note on %s (%lld findings): %s\n",
-                      qPrintable(categories.value(question)), qlonglong(findings.size()),
-                      qPrintable(notes.value(question)));
-              };
+        events.modelFindings = [&](int question, const QList<cw::Finding>& findings) {
+            std::fprintf(stderr, "review: note on %s (%lld findings): %s\n",
+                qPrintable(categories.value(question)), qlonglong(findings.size()),
+                qPrintable(notes.value(question)));
+        };
     }
     events.modelBackend = [](const QString& backend, const QString& passedOver) {
         std::fprintf(stderr, "review: model questions go to the %s%s\n", qPrintable(backend),

@@ -97,7 +97,8 @@ int runTests(std::span<char*> args)
     // What the framework prints names the user's file, not the runner's own name for it.
     const QString userTestName = QFileInfo(QString::fromStdString(testsPath)).fileName();
     if (!(*workspace)->useTestFileName(userTestName))
-        std::fprintf(stderr, "run-tests: note: %s runs as %s (the %s runner needs a name like it)\n",
+        std::fprintf(stderr,
+            "run-tests: note: %s runs as %s (the %s runner needs a name like it)\n",
             qPrintable(userTestName), qPrintable((*workspace)->testFile()), qPrintable(lang));
     bool allPassed = true;
     QJsonArray jsonRuns;

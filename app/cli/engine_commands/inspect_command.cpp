@@ -1,5 +1,5 @@
-// `clausewright-cli inspect PATH [--context N] [--batch N]` (or --model PATH): what a model file holds and
-// what it needs: architecture, parameters (total and active per token), quantization mix,
+// `clausewright-cli inspect PATH [--context N] [--batch N]` (or --model PATH): what a model file
+// holds and what it needs: architecture, parameters (total and active per token), quantization mix,
 // tensor groups, and the memory for weights, the KV cache of the attention layers and the
 // Gated DeltaNet state at a given context and batch. PATH: a GGUF file or a Hugging Face
 // model (anything openModel accepts).

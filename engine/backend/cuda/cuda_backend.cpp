@@ -1,10 +1,10 @@
 #include "engine/backend/cuda/cuda_backend.h"
-#include "engine/backend/cuda_start_error.h"
 
 #include "engine/backend/cuda/cuda_kv_store.h"
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/device_memory.h"
 #include "engine/backend/cuda/step_layout_buffer.h"
+#include "engine/backend/cuda_start_error.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cuda/attention/paged_attention.h"

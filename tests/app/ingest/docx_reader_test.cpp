@@ -51,13 +51,13 @@ private slots:
         QTest::addColumn<int>("pages");
         QTest::addColumn<QList<int>>("paragraphPages"); // of "Section s paragraph p", in order
         // Sections 1 and 2 (2 starts continuous) on page 1; 3 starts on a new page.
-        QTest::newRow("section breaks") << "section-pages.docx" << 2
-                                        << QList<int> { 1, 1, 1, 1, 1, 1, 2, 2, 2 };
+        QTest::newRow("section breaks")
+            << "section-pages.docx" << 2 << QList<int> { 1, 1, 1, 1, 1, 1, 2, 2, 2 };
         // One section, a page break after its second paragraph.
         QTest::newRow("page break") << "page-break.docx" << 2 << QList<int> { 1, 1, 2 };
         // No page break at all: each section is a page.
-        QTest::newRow("continuous sections") << "continuous-sections.docx" << 3
-                                             << QList<int> { 1, 1, 1, 2, 2, 2, 3, 3, 3 };
+        QTest::newRow("continuous sections")
+            << "continuous-sections.docx" << 3 << QList<int> { 1, 1, 1, 2, 2, 2, 3, 3, 3 };
     }
 
     void findsPagesFromBreaksAndSections()

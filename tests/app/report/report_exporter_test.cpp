@@ -294,7 +294,8 @@ void ReportExporterTest::findingWithoutCalibrationShowsNoConfidence()
     QVERIFY(!back->findings[3].confidence.has_value());
     QCOMPARE(back->findings[0].confidence, std::optional<double>(0.97));
     const QString md = QString::fromUtf8(reviewToMarkdown(review));
-    QVERIFY2(md.contains("**Governing Law** — risk **Low**, page 1, confidence 0.97"), qPrintable(md));
+    QVERIFY2(
+        md.contains("**Governing Law** — risk **Low**, page 1, confidence 0.97"), qPrintable(md));
     QVERIFY2(md.contains(
                  QRegularExpression("\\*\\*Parties\\*\\* — risk \\*\\*[A-Za-z]+\\*\\*, page 1\n")),
         qPrintable(md));
@@ -429,10 +430,8 @@ void ReportExporterTest::summaryFollowsACorrection()
     QVERIFY(!md.contains("Cap on Liability,") && !md.contains(", Cap on Liability"));
     const QString html = reportText(review, ReportFormat::Html);
     QVERIFY2(html.contains(sentence.toHtmlEscaped()), qPrintable(html));
-    const QJsonObject summary = QJsonDocument::fromJson(reviewToJson(review))
-                                    .object()
-                                    .value("summary")
-                                    .toObject();
+    const QJsonObject summary
+        = QJsonDocument::fromJson(reviewToJson(review)).object().value("summary").toObject();
     QCOMPARE(summary.value("text").toString(), sentence);
     QCOMPARE(summary.value("high").toInt(), 0);
     QCOMPARE(summary.value("medium").toInt(), 2);
@@ -458,10 +457,8 @@ void ReportExporterTest::unreadPagesAreStatedAtTheTop()
     const qsizetype htmlNote = html.indexOf("<strong>Not read:</strong> Page 2 of 2");
     QVERIFY2(htmlNote > 0, qPrintable(html));
     QVERIFY(htmlNote < html.indexOf("<h2>Summary</h2>"));
-    const QJsonObject summary = QJsonDocument::fromJson(reviewToJson(review))
-                                    .object()
-                                    .value("summary")
-                                    .toObject();
+    const QJsonObject summary
+        = QJsonDocument::fromJson(reviewToJson(review)).object().value("summary").toObject();
     QCOMPARE(summary.value("unread_pages").toArray(), QJsonArray { 2 });
     QVERIFY(summary.value("unread_note").toString().startsWith("Page 2 of 2 has no text layer"));
     // Every page read: no note anywhere.

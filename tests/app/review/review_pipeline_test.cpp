@@ -100,8 +100,8 @@ private slots:
     void reviewCommandWritesJsonFields()
     {
         QProcess cli;
-        cli.start(CW_CLI_PATH,
-            { "review", m_contract, "--text-only", "--format", "json", "--no-save" });
+        cli.start(
+            CW_CLI_PATH, { "review", m_contract, "--text-only", "--format", "json", "--no-save" });
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
         const QJsonDocument json = QJsonDocument::fromJson(cli.readAllStandardOutput());
@@ -130,7 +130,8 @@ private slots:
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         environment.remove("XDG_RUNTIME_DIR");
         cli.setProcessEnvironment(environment);
-        cli.start(CW_CLI_PATH, { "review", m_contract, "--text-only", "--format", "md", "--db", db });
+        cli.start(
+            CW_CLI_PATH, { "review", m_contract, "--text-only", "--format", "md", "--db", db });
         QVERIFY(cli.waitForFinished(60000));
         const QString err = QString::fromUtf8(cli.readAllStandardError());
         QVERIFY2(cli.exitCode() == 0, qPrintable(err));
@@ -183,7 +184,8 @@ private slots:
         QFile readme(QStringLiteral(CW_SOURCE_DIR "/README.md"));
         QVERIFY(readme.open(QIODevice::ReadOnly));
         const QString text = QString::fromUtf8(readme.readAll());
-        const QRegularExpression example(QStringLiteral("clausewright-cli history search '([^']+)'"));
+        const QRegularExpression example(
+            QStringLiteral("clausewright-cli history search '([^']+)'"));
         const QRegularExpressionMatch match = example.match(text);
         QVERIFY2(match.hasMatch(), "the README has no history search example");
         const QString db = m_dir.filePath("sample-history.sqlite");
@@ -199,8 +201,8 @@ private slots:
         const QString out = QString::fromUtf8(search.readAllStandardOutput());
         QVERIFY2(search.exitCode() == 0, search.readAllStandardError().constData());
         QVERIFY2(!out.startsWith("No matches"), qPrintable(out));
-        QVERIFY2(out.contains(QRegularExpression(QStringLiteral("^1 "),
-                     QRegularExpression::MultilineOption)),
+        QVERIFY2(out.contains(QRegularExpression(
+                     QStringLiteral("^1 "), QRegularExpression::MultilineOption)),
             qPrintable(out)); // a hit in review 1
     }
 };

@@ -193,8 +193,8 @@ private slots:
             "--replay", m_dir.filePath("prose.json"), "--no-history", "--format", "json" });
         QCOMPARE(unreadable.exitCode, 1);
         const QJsonObject prose = QJsonDocument::fromJson(unreadable.out.toUtf8()).object();
-        QVERIFY2(prose["problem"].toString().contains("could not be read"),
-            qPrintable(unreadable.out));
+        QVERIFY2(
+            prose["problem"].toString().contains("could not be read"), qPrintable(unreadable.out));
         QVERIFY(!prose["rounds"].toArray()[0].toObject()["parse_error"].toString().isEmpty());
         QCOMPARE(prose["answer"].toString(), QString("I would test the discount function."));
 

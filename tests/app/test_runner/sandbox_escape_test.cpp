@@ -256,9 +256,8 @@ if pid == 0:
 print('fork', os.waitpid(pid, 0)[1] >> 8)
 )");
         QVERIFY2(r.succeeded(), r.output.c_str());
-        for (const char* expected :
-            { "seccomp 2", "ptrace EPERM", "unshare EPERM", "keyctl EPERM", "bpf EPERM",
-                "userfaultfd EPERM", "mount EPERM", "clone3 ENOSYS", "fork 7" })
+        for (const char* expected : { "seccomp 2", "ptrace EPERM", "unshare EPERM", "keyctl EPERM",
+                 "bpf EPERM", "userfaultfd EPERM", "mount EPERM", "clone3 ENOSYS", "fork 7" })
             QVERIFY2(r.output.find(expected) != std::string::npos,
                 (std::string(expected) + " not in:\n" + r.output).c_str());
     }

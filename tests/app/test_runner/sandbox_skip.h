@@ -36,21 +36,21 @@ inline int sandboxTestExitCode(int failures)
 
 } // namespace cw::testing
 
-#define CW_SKIP_NO_SANDBOX(reason)                                                               \
-    do {                                                                                         \
-        if (cw::testing::sandboxRequired())                                                      \
-            QFAIL(qPrintable(QStringLiteral("CW_REQUIRE_SANDBOX is set, and the sandbox cannot " \
-                                            "run here: ")                                        \
-                + QString::fromUtf8(reason)));                                                   \
-        cw::testing::sandboxWasMissing() = true;                                                 \
-        QSKIP(reason);                                                                           \
+#define CW_SKIP_NO_SANDBOX(reason)                                                                 \
+    do {                                                                                           \
+        if (cw::testing::sandboxRequired())                                                        \
+            QFAIL(qPrintable(QStringLiteral("CW_REQUIRE_SANDBOX is set, and the sandbox cannot "   \
+                                            "run here: ")                                          \
+                + QString::fromUtf8(reason)));                                                     \
+        cw::testing::sandboxWasMissing() = true;                                                   \
+        QSKIP(reason);                                                                             \
     } while (false)
 
-#define CW_SANDBOX_TEST_MAIN(TestObject)                                                         \
-    int main(int argc, char** argv)                                                              \
-    {                                                                                            \
-        QCoreApplication app(argc, argv);                                                        \
-        TestObject test;                                                                         \
-        QTEST_SET_MAIN_SOURCE_PATH                                                               \
-        return cw::testing::sandboxTestExitCode(QTest::qExec(&test, argc, argv));                \
+#define CW_SANDBOX_TEST_MAIN(TestObject)                                                           \
+    int main(int argc, char** argv)                                                                \
+    {                                                                                              \
+        QCoreApplication app(argc, argv);                                                          \
+        TestObject test;                                                                           \
+        QTEST_SET_MAIN_SOURCE_PATH                                                                 \
+        return cw::testing::sandboxTestExitCode(QTest::qExec(&test, argc, argv));                  \
     }

@@ -185,19 +185,22 @@ private slots:
                                 << "import time\nfrom calc import add\n\n\ndef test_add():\n"
                                    "    assert add(2, 3) == 5\n\n\ndef test_hang():\n"
                                    "    time.sleep(600)\n"
-                                << "test_add" << "test_hang";
+                                << "test_add"
+                                << "test_hang";
         QTest::newRow("cpp") << "cpp"
                              << "#include \"calc.h\"\n#include <gtest/gtest.h>\n#include <thread>\n"
                                 "TEST(Calc, Add) { EXPECT_EQ(add(2, 3), 5); }\n"
                                 "TEST(Calc, Hang) { std::this_thread::sleep_for(std::chrono::"
                                 "minutes(10)); }\n"
-                             << "Calc.Add" << "Calc.Hang";
+                             << "Calc.Add"
+                             << "Calc.Hang";
         QTest::newRow("go") << "go"
                             << "package calc\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n"
                                "func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n"
                                "\t\tt.Fatal(\"add\")\n\t}\n}\n\nfunc TestHang(t *testing.T) "
                                "{\n\ttime.Sleep(10 * time.Minute)\n}\n"
-                            << "TestAdd" << "TestHang";
+                            << "TestAdd"
+                            << "TestHang";
     }
 
     void keepsFinishedResultsWhenATestHangs()
@@ -245,7 +248,8 @@ private slots:
         addUnfinishedTests(cases, started, "stopped: ran past the 30 s wall-time limit");
         QCOMPARE(cases.size(), 3);
         QCOMPARE(cases[2].name, QString("A.Three"));
-        QCOMPARE(cases[2].output, QString("did not finish: stopped: ran past the 30 s wall-time limit"));
+        QCOMPARE(
+            cases[2].output, QString("did not finish: stopped: ran past the 30 s wall-time limit"));
 
         started.clear();
         cases = readPytestProgress("start\ttest_x.py::test_a\npassed\ttest_x.py::test_a\t0.010\n"

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 using cw::engine::classifyCudaStartFailure;
-using cw::engine::CudaStartFailure;
 using cw::engine::cudaStartErrorMessage;
+using cw::engine::CudaStartFailure;
 
 TEST(CudaStartError, insufficientDriverWithoutADriverMeansNoDriver)
 {
