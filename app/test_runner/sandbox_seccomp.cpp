@@ -43,18 +43,18 @@ Result<std::vector<char>> buildProgram()
         if (auto added = refuse(name, EPERM); !added)
             return added.error();
     }
-    // New user namespaces: the flag in unshare's and clone's first argument, setns's second.
-    const scmp_arg_cmp userFlag0 = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
-    const scmp_arg_cmp userFlag1 = SCMP_A1(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
-    for (const auto& [name, condition] : { std::pair { "unshare", &userFlag0 },
-             std::pair { "clone", &userFlag0 }, std::pair { "setns", &userFlag1 } }) {
+    // New user namespaces: the flag in unshare's and clone's first argument, setns's second
+    // (or 0 there, which is any kind of namespace). Built by hand: libseccomp's SCMP_A0
+    // macros are C compound literals.
+    const scmp_arg_cmp userFlag0 { 0, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER };
+    const scmp_arg_cmp userFlag1 { 1, SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER };
+    const scmp_arg_cmp anyKind { 1, SCMP_CMP_EQ, 0, 0 };
+    for (const auto& [name, condition] :
+        { std::pair { "unshare", &userFlag0 }, std::pair { "clone", &userFlag0 },
+            std::pair { "setns", &userFlag1 }, std::pair { "setns", &anyKind } }) {
         if (auto added = refuse(name, EPERM, 1, condition); !added)
             return added.error();
     }
-    // setns with 0 (any kind) could also enter a user namespace.
-    const scmp_arg_cmp anyKind = SCMP_A1(SCMP_CMP_EQ, 0);
-    if (auto added = refuse("setns", EPERM, 1, &anyKind); !added)
-        return added.error();
     if (auto added = refuse("clone3", ENOSYS); !added)
         return added.error();
 

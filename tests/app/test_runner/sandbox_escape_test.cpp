@@ -281,7 +281,7 @@ for i in range(4):
     pid = os.fork()
     if pid == 0:
         block = b'x' * (120 << 20)
-        time.sleep(5)
+        time.sleep(2)
         os._exit(0)
     children.append(pid)
 for pid in children:
