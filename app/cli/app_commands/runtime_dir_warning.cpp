@@ -2,6 +2,7 @@
 // every command run where that variable is unset (ssh sessions, containers, cron); the
 // default it falls back to is fine for a command-line tool, so the line is dropped and every
 // other message goes to Qt's own handler. Installed before main, so no command can miss it.
+#include <QString>
 #include <QtGlobal>
 
 namespace {
