@@ -7,6 +7,7 @@
 #include "app/code_skills/skill_output.h"
 #include "app/test_generation/engine_skill_model.h"
 #include "app/test_generation/test_generation.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QElapsedTimer>
 #include <QStandardPaths>
@@ -152,4 +153,3 @@ private slots:
 
 CW_SANDBOX_TEST_MAIN(TestGenerationModelTest)
 #include "test_generation_model_test.moc"
-#include "tests/app/test_runner/sandbox_skip.h"

@@ -5,6 +5,7 @@
 // (skipped without bwrap, python3-pytest or python3-coverage).
 #include "app/code_skills/code_skill_host.h"
 #include "app/test_generation/test_generation.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QStandardPaths>
 #include <QtTest>
@@ -253,4 +254,3 @@ private slots:
 
 CW_SANDBOX_TEST_MAIN(TestGenerationTest)
 #include "test_generation_test.moc"
-#include "tests/app/test_runner/sandbox_skip.h"

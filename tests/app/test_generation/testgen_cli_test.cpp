@@ -3,6 +3,7 @@
 // history and found by testgen-history search, run-tests' text and JSON (checked against
 // resources/schemas), and the refusals (no model, binary file, unknown language).
 #include "tests/app/report/json_schema_check.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -255,4 +256,3 @@ private slots:
 
 CW_SANDBOX_TEST_MAIN(TestgenCliTest)
 #include "testgen_cli_test.moc"
-#include "tests/app/test_runner/sandbox_skip.h"

@@ -2,6 +2,7 @@
 // attempt is stopped, reported in one line, and leaves the user's files untouched. Skipped
 // where bwrap is missing or cannot make namespaces here.
 #include "app/test_runner/sandbox.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -317,4 +318,3 @@ print('all done')
 
 CW_SANDBOX_TEST_MAIN(SandboxEscapeTest)
 #include "sandbox_escape_test.moc"
-#include "tests/app/test_runner/sandbox_skip.h"

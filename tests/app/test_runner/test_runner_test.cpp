@@ -6,6 +6,7 @@
 #include "app/test_runner/node_test_runner.h"
 #include "app/test_runner/test_workspace.h"
 #include "app/test_runner/unfinished_tests.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QtTest>
 
@@ -309,4 +310,3 @@ private slots:
 
 CW_SANDBOX_TEST_MAIN(TestRunnerTest)
 #include "test_runner_test.moc"
-#include "tests/app/test_runner/sandbox_skip.h"
