@@ -174,8 +174,8 @@ private slots:
         QCOMPARE(help.exitCode(), 0);
         const QString text = QString::fromUtf8(help.readAllStandardOutput());
         QVERIFY2(text.contains("default: all with --model"), qPrintable(text));
-        QVERIFY2(text.contains("[json]"), qPrintable(text)); // --format's default shown
-        QVERIFY2(text.contains("[cpu]"), qPrintable(text)); // --device's default shown
+        QVERIFY2(text.contains("}=json"), qPrintable(text)); // --format's default shown
+        QVERIFY2(text.contains("TEXT=cpu"), qPrintable(text)); // --device's default shown
     }
 
     // The README's example search finds the bundled sample once it is reviewed.

@@ -195,13 +195,6 @@ private slots:
                                 "minutes(10)); }\n"
                              << "Calc.Add"
                              << "Calc.Hang";
-        QTest::newRow("go") << "go"
-                            << "package calc\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n"
-                               "func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n"
-                               "\t\tt.Fatal(\"add\")\n\t}\n}\n\nfunc TestHang(t *testing.T) "
-                               "{\n\ttime.Sleep(10 * time.Minute)\n}\n"
-                            << "TestAdd"
-                            << "TestHang";
     }
 
     void keepsFinishedResultsWhenATestHangs()
@@ -214,7 +207,9 @@ private slots:
         if (!probe)
             QSKIP(probe.error().message.c_str());
         SandboxLimits limits = m_sandbox->limits();
-        limits.wallSeconds = 6; // builds run under buildLimits, which allow more
+        // Builds run under buildLimits, which allow more. (Go takes the same path as C++,
+        // from its console lines; left out to keep the test quick.)
+        limits.wallSeconds = 4;
         auto sandbox = Sandbox::create(limits);
         QVERIFY2(sandbox.ok(), sandbox.ok() ? "" : sandbox.error().message.c_str());
         const LanguageCase c = caseFor(language);
@@ -229,7 +224,7 @@ private slots:
         QCOMPARE(r.cases[0].outcome, TestOutcome::Passed);
         QCOMPARE(r.cases[1].name, hung);
         QCOMPARE(r.cases[1].outcome, TestOutcome::Failed);
-        QVERIFY2(r.cases[1].output.startsWith("did not finish: stopped: ran past the 6 s"),
+        QVERIFY2(r.cases[1].output.startsWith("did not finish: stopped: ran past the 4 s"),
             qPrintable(r.cases[1].output));
         QVERIFY(!r.allPassed());
     }
