@@ -3,6 +3,7 @@
 #include "app/code_skills/skill_output.h"
 #include "app/test_generation/test_file_parts.h"
 #include "app/test_runner/code_language.h"
+#include "app/test_runner/unfinished_tests.h"
 
 #include <QElapsedTimer>
 #include <QMap>
@@ -152,6 +153,10 @@ QString judgeRound(TestWorkspace& workspace, const TestGenerationOptions& option
         if (cases.isEmpty()) {
             verdict.reason = QStringLiteral("did not run");
             errors += QStringLiteral("Test %1 did not run.\n").arg(block.name);
+        } else if (failedIn == 1 && failure.startsWith(kDidNotFinish)) {
+            // A limit stopped it (a loop, a hang): the limit is the reason.
+            verdict.reason = failure.mid(kDidNotFinish.size());
+            errors += QStringLiteral("Test %1 %2\n").arg(block.name, failure);
         } else if (failedIn == 1) {
             const bool everyRun = std::all_of(cases.begin(), cases.end(),
                 [&](const QString& name) { return history[name].passedRuns == 0; });

@@ -17,9 +17,8 @@ void addUnfinishedTests(
         TestCaseResult unfinished;
         unfinished.name = name;
         unfinished.outcome = TestOutcome::Failed;
-        unfinished.output = QStringLiteral("did not finish: %1")
-                                .arg(limitMessage.isEmpty() ? QStringLiteral("the run was stopped")
-                                                            : limitMessage);
+        unfinished.output = QString(kDidNotFinish)
+            + (limitMessage.isEmpty() ? QStringLiteral("the run was stopped") : limitMessage);
         cases.append(unfinished);
         finished.insert(name);
     }

@@ -9,6 +9,9 @@
 
 namespace cw {
 
+// What the output of a case that did not finish starts with; the limit's message follows.
+inline constexpr QLatin1StringView kDidNotFinish { "did not finish: " };
+
 // Adds a failed case for each name in `started` that has no result in `cases` (in order),
 // its output saying it did not finish and why (`limitMessage`, e.g. "stopped: ran past the
 // 30 s wall-time limit").
