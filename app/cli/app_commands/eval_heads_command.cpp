@@ -61,6 +61,7 @@ cw::Result<QList<cw::Finding>> modelFindings(const cw::LoadedHead& llmHead,
 int runEvalHeads(std::span<char*> args)
 {
     CLI::App app { "Cross-validate the clause heads on labelled contracts", "eval-heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> data;
     std::string heads = "fast";
     int folds = 5;

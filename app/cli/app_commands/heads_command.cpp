@@ -26,6 +26,7 @@ QJsonObject headJson(const cw::LoadedHead& head)
 int runHeads(std::span<char*> args)
 {
     CLI::App app { "List the clause-head plugins found, and those skipped", "heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> folders;
     app.add_option("--plugins", folders, "a folder of plugins to load first (repeatable)");
     try {

@@ -153,6 +153,7 @@ int searchReviews(cw::HistoryDatabase& db, const std::string& query, int limit)
 int runHistory(std::span<char*> args)
 {
     CLI::App app { "Saved reviews: list, show, export, search and delete them", "history" };
+    cw::cli::showDefaultsInHelp(app);
     app.fallthrough();
     app.require_subcommand(1);
     std::string dbPath;

@@ -150,6 +150,7 @@ int runOutline(std::span<char*> args)
     CLI::App app { "Read a contract (PDF, DOCX or text) and print its pages, warnings and the "
                    "numbered sections and clauses found in it",
         "outline" };
+    cw::cli::showDefaultsInHelp(app);
     std::string file;
     bool asJson = false;
     bool textOnly = false;

@@ -31,6 +31,7 @@ void printEntries(const QList<cw::TestGenerationEntry>& entries)
 int runHistory(std::span<char*> args)
 {
     CLI::App app { "Saved test generations", "testgen-history" };
+    cw::cli::showDefaultsInHelp(app);
     app.require_subcommand(1);
     std::string db, query;
     qint64 id = 0;

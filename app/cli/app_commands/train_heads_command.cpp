@@ -16,6 +16,7 @@ namespace {
 int runTrainHeads(std::span<char*> args)
 {
     CLI::App app { "Train the fast clause classifier", "train-heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> data;
     std::string out;
     std::string exclude;

@@ -120,6 +120,7 @@ double peakHostMib()
 int runBench(std::span<char*> args)
 {
     CLI::App app { "Measure prefill and decode speed (one JSON object per run)", "bench" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, device = "cuda", precision = "bf16";
     int promptTokens = 512, genTokens = 128, batch = 1, repeat = 1, threads = 0;
     std::int64_t chunk = 0;

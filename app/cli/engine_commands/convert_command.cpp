@@ -14,6 +14,7 @@ int runConvert(std::span<char*> args)
     CLI::App app { "Convert a Hugging Face model folder to GGUF as llama.cpp's converter and "
                    "quantizer would",
         "convert" };
+    cw::cli::showDefaultsInHelp(app);
     std::string from;
     std::string to;
     std::string quant = "q8_0";

@@ -38,6 +38,7 @@ cw::Result<std::vector<std::int32_t>> parseIds(const std::string& text)
 int runDetokenize(std::span<char*> args)
 {
     CLI::App app { "Print the text of token ids", "detokenize" };
+    cw::cli::showDefaultsInHelp(app);
     std::string model, idsText;
     bool skipSpecial = false;
     app.add_option("--model", model, "GGUF file, model folder or tokenizer.json")->required();

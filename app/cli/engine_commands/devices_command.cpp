@@ -13,6 +13,7 @@ namespace {
 int runDevices(std::span<char*> args)
 {
     CLI::App app{"List the CPU and CUDA devices the engine can run on", "devices"};
+    cw::cli::showDefaultsInHelp(app);
     bool asJson = false;
     app.add_flag("--json", asJson, "print JSON");
     try {

@@ -42,6 +42,7 @@ const char* reasonName(cw::sampling::StopReason reason)
 int runGenerate(std::span<char*> args)
 {
     CLI::App app { "Generate text with a model (on the CPU or a CUDA GPU)", "generate" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, prompt, chat, system, device = "cpu";
     cw::sampling::SamplingParams params;
     params.temperature = 0.0f;

@@ -174,6 +174,7 @@ int runInspect(std::span<char*> args)
 {
     CLI::App app { "Describe a model file: architecture, parameters, quantization, memory",
         "inspect" };
+    cw::cli::showDefaultsInHelp(app);
     std::string path;
     std::int64_t context = 0;
     std::int64_t batch = 1;

@@ -46,6 +46,7 @@ int runScore(std::span<char*> args)
 {
     CLI::App app { "Write the logits of a model at every position of a token list as .npy",
         "score" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, idsPath, outPath, device = "cpu";
     int threads = 0;
     app.add_option("--model", modelPath, "GGUF file or Hugging Face folder")->required();

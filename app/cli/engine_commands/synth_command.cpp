@@ -14,6 +14,7 @@ int runSynth(std::span<char*> args)
 {
     CLI::App app { "Write a random-weight GGUF file with the exact geometry of a model preset",
         "synth" };
+    cw::cli::showDefaultsInHelp(app);
     std::string preset;
     std::string quant = "q4_k_m";
     std::string out;

@@ -15,6 +15,7 @@ namespace {
 int runTokenize(std::span<char*> args)
 {
     CLI::App app { "Print the token ids of a text as a JSON array", "tokenize" };
+    cw::cli::showDefaultsInHelp(app);
     std::string model, text, file;
     app.add_option("--model", model, "GGUF file, model folder or tokenizer.json")->required();
     auto* textOption = app.add_option("--text", text, "the text to tokenize");
