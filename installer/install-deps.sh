@@ -15,7 +15,7 @@ packages=(
   desktop-file-utils appstream libxml2-utils
   # Running generated tests: the sandbox and the toolchains of its runners (node:test needs
   # node 20 or newer, which Debian 12 does not have: JavaScript runs where one is installed).
-  bubblewrap python3-pytest python3-coverage golang-go
+  bubblewrap libseccomp-dev python3-pytest python3-coverage golang-go
 )
 # tests/install/package_test.sh: a Debian 12 root to install into, Xvfb's screen to PNG.
 if [[ "${CW_WITH_PACKAGING:-0}" == 1 ]]; then

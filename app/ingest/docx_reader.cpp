@@ -9,6 +9,7 @@
 #include <QCryptographicHash>
 #include <QHash>
 #include <QXmlStreamReader>
+#include <algorithm>
 #include <optional>
 #include <quazip.h>
 #include <quazipfile.h>
@@ -177,7 +178,9 @@ struct Paragraph {
     QString text;
     bool bold = false;
     double fontSize = 0.0;
-    int page = 1;
+    int renderedPage = 1; // 1 + the lastRenderedPageBreaks before it
+    int explicitPage = 1; // 1 + the <w:br w:type="page"/> before it
+    int section = 0; // 0-based
     bool tableRow = false;
 };
 
@@ -207,8 +210,25 @@ public:
         return m_out;
     }
 
-    int pageBreaks() const { return m_renderedBreaks > 0 ? m_renderedBreaks : m_explicitBreaks; }
-    bool usesRenderedBreaks() const { return m_renderedBreaks > 0; }
+    // Where the pages are, in the order of what the file can tell: the page breaks Word saw
+    // when it last laid the file out (lastRenderedPageBreak); else the breaks the author put
+    // in (a page break, a section that starts on a new page); else the sections, so that
+    // even a file without any break has pages, never "page 0".
+    int pageCount() const
+    {
+        if (m_renderedBreaks > 0)
+            return m_renderedBreaks + 1;
+        const int explicitBreaks = m_explicitBreaks + sectionPageBreaksBefore(sectionCount() - 1);
+        return explicitBreaks > 0 ? explicitBreaks + 1 : sectionCount();
+    }
+    int pageOf(const Paragraph& paragraph) const
+    {
+        if (m_renderedBreaks > 0)
+            return paragraph.renderedPage;
+        if (m_explicitBreaks + sectionPageBreaksBefore(sectionCount() - 1) > 0)
+            return paragraph.explicitPage + sectionPageBreaksBefore(paragraph.section);
+        return paragraph.section + 1;
+    }
 
 private:
     struct Open {
@@ -221,19 +241,52 @@ private:
         double fontSize = 0.0;
         int renderedPage = 1;
         int explicitPage = 1;
+        int section = 0;
+        bool endsSection = false; // its pPr holds a sectPr: the section ends with it
     };
+
+    int sectionCount() const { return int(m_sectionStarts.size()) + 1; }
+    // Sections 1..`section` that start on a new page: a section's w:type says how it starts
+    // after the one before (nextPage, the default, oddPage, evenPage; continuous and
+    // nextColumn stay on the page).
+    int sectionPageBreaksBefore(int section) const
+    {
+        int breaks = 0;
+        for (int s = 1; s <= section && s < sectionCount(); ++s) {
+            const QString& type = s < m_sectionTypes.size() ? m_sectionTypes[s] : QString();
+            breaks += type != QLatin1String("continuous") && type != QLatin1String("nextColumn");
+        }
+        return breaks;
+    }
+
+    // Reads a sectPr (in a paragraph's pPr or at the end of the body): the type of the
+    // section it closes.
+    void readSectionProperties(QXmlStreamReader& xml)
+    {
+        QString type;
+        while (xml.readNextStartElement()) {
+            if (xml.name() == QLatin1String("type"))
+                type = xmlAttribute(xml, QLatin1StringView("val"));
+            xml.skipCurrentElement();
+        }
+        m_sectionTypes.append(type);
+    }
 
     void start(QXmlStreamReader& xml)
     {
         const auto name = xml.name();
         if (name == QLatin1String("Fallback") || name == QLatin1String("del")
             || name == QLatin1String("instrText") || name == QLatin1String("delText")
-            || name == QLatin1String("sectPr") || name == QLatin1String("footnoteReference")) {
+            || name == QLatin1String("footnoteReference")) {
             xml.skipCurrentElement();
+        } else if (name == QLatin1String("sectPr")) {
+            // The body's own sectPr (the last section's); those in a pPr are read there.
+            readSectionProperties(xml);
         } else if (name == QLatin1String("p")) {
             m_open.append(Open {});
             m_open.back().renderedPage = m_renderedBreaks + 1;
             m_open.back().explicitPage = m_explicitBreaks + 1;
+            m_open.back().section = currentSection();
         } else if (name == QLatin1String("pPr") && !m_open.isEmpty()) {
             readParagraphProperties(xml, m_open.back());
         } else if (name == QLatin1String("r")) {
@@ -266,7 +319,11 @@ private:
     void end(QStringView name)
     {
         if (name == QLatin1String("p") && !m_open.isEmpty()) {
-            finishParagraph(m_open.takeLast());
+            Open paragraph = m_open.takeLast();
+            const bool endsSection = paragraph.endsSection;
+            finishParagraph(std::move(paragraph));
+            if (endsSection)
+                m_sectionStarts.append(m_out.size());
         } else if (name == QLatin1String("tbl") && m_tableDepth > 0) {
             --m_tableDepth;
         } else if (name == QLatin1String("tr") && m_tableDepth == 1) {
@@ -275,15 +332,13 @@ private:
                 cells.append(cell.trimmed());
             const QString row = cells.join(QLatin1Char('\t')).trimmed();
             if (!row.isEmpty())
-                m_out.append(Paragraph { row, false, 0.0, currentPage(), true });
+                m_out.append(Paragraph { row, false, 0.0, m_renderedBreaks + 1,
+                    m_explicitBreaks + 1, currentSection(), true });
             m_cells.clear();
         }
     }
 
-    int currentPage() const
-    {
-        return (m_renderedBreaks > 0 ? m_renderedBreaks : m_explicitBreaks) + 1;
-    }
+    int currentSection() const { return int(m_sectionStarts.size()); }
 
     void readParagraphProperties(QXmlStreamReader& xml, Open& paragraph)
     {
@@ -299,6 +354,11 @@ private:
                         paragraph.ilvl = xmlIntAttribute(xml, QLatin1StringView("val"), -1);
                     xml.skipCurrentElement();
                 }
+                continue;
+            }
+            if (name == QLatin1String("sectPr")) {
+                readSectionProperties(xml);
+                paragraph.endsSection = true;
                 continue;
             }
             xml.skipCurrentElement();
@@ -377,7 +437,9 @@ private:
         out.text = text;
         out.bold = heading || (paragraph.boldChars > 0 && paragraph.plainChars == 0);
         out.fontSize = paragraph.fontSize;
-        out.page = m_renderedBreaks > 0 ? paragraph.renderedPage : paragraph.explicitPage;
+        out.renderedPage = paragraph.renderedPage;
+        out.explicitPage = paragraph.explicitPage;
+        out.section = paragraph.section;
         m_out.append(out);
     }
 
@@ -391,6 +453,9 @@ private:
     int m_tableDepth = 0;
     int m_renderedBreaks = 0;
     int m_explicitBreaks = 0;
+    QList<qsizetype>
+        m_sectionStarts; // index in m_out of each section's first paragraph but the first's
+    QStringList m_sectionTypes; // w:type of each section, in order ("" where none is given)
 };
 
 } // namespace
@@ -457,18 +522,15 @@ Result<Document> readDocxBytes(
     document.format = DocumentFormat::Docx;
     document.sha256
         = QString::fromLatin1(QCryptographicHash::hash(bytes, QCryptographicHash::Sha256).toHex());
-    const bool paged = parser.pageBreaks() > 0;
-    if (paged) {
-        for (int page = 1; page <= parser.pageBreaks() + 1; ++page)
-            document.pages.append(PageInfo { page, {}, true });
-    }
+    for (int page = 1; page <= parser.pageCount(); ++page)
+        document.pages.append(PageInfo { page, {}, true });
     bool previousRow = false;
     for (const Paragraph& paragraph : std::as_const(*paragraphs)) {
         if (!document.text.isEmpty())
             document.text += (previousRow && paragraph.tableRow) ? QStringLiteral("\n")
                                                                  : QStringLiteral("\n\n");
         TextLine line;
-        line.page = paged ? paragraph.page : 0;
+        line.page = std::clamp(parser.pageOf(paragraph), 1, parser.pageCount());
         line.start = document.text.size();
         document.text += paragraph.text;
         line.end = document.text.size();

@@ -1,6 +1,7 @@
 #include "app/playbook/playbook.h"
 
 #include "app/heads/cuad_dataset.h"
+#include "app/review/review_summary.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -241,18 +242,9 @@ void applyPlaybook(const Playbook& playbook, Review& review)
         if (!found.contains(c))
             summary.missingCategories.append(c);
     }
-    summary.text
-        = QStringLiteral("%1 findings against playbook \"%2\": %3 high, %4 medium, %5 low risk.")
-              .arg(review.findings.size())
-              .arg(playbook.name)
-              .arg(summary.high)
-              .arg(summary.medium)
-              .arg(summary.low);
-    if (!summary.missingCategories.isEmpty())
-        summary.text += QStringLiteral(" Expected but not found: %1.")
-                            .arg(summary.missingCategories.join(", "));
-    review.summary = summary;
     review.playbookName = playbook.name;
+    summary.text = summarySentence(review, summary);
+    review.summary = summary;
 }
 
 } // namespace cw

@@ -40,6 +40,7 @@ dl.meta dd { margin: 0; word-break: break-all; }
 blockquote { margin: 0.3em 0; padding-left: 0.8em; color: #333; border-left: 2px solid #ddd; }
 .note { color: #555; font-size: 0.92em; }
 .edited { color: #5a3f9e; font-size: 0.92em; }
+.unread { background: #fde8b8; color: #5a3d00; padding: 0.5em 0.8em; border-radius: 0.3em; }
 @media (prefers-color-scheme: dark) {
   body { background: #1e1e1e; color: #e6e6e6; } th { background: #2b2b2b; }
   th, td { border-color: #444; } blockquote { color: #ccc; } .note { color: #aaa; }
@@ -59,15 +60,18 @@ QByteArray reviewToHtml(const Review& review)
                         "<meta name=\"generator\" content=\"Clausewright\">\n");
     h += QStringLiteral("<title>Contract review: %1</title>\n<style>%2</style>\n</head>\n<body>\n")
              .arg(esc(title), QString::fromLatin1(kStyle));
-    h += QStringLiteral("<h1>Contract review: %1</h1>\n<dl class=\"meta\">\n").arg(esc(title));
+    h += QStringLiteral("<h1>Contract review: %1</h1>\n").arg(esc(title));
+    if (const QString unread = report::unreadPagesNote(review.document); !unread.isEmpty())
+        h += QStringLiteral("<p class=\"unread\"><strong>Not read:</strong> %1</p>\n")
+                 .arg(esc(unread));
+    h += QStringLiteral("<dl class=\"meta\">\n");
     const auto meta = [&h](const QString& key, const QString& value) {
         h += QStringLiteral("<dt>%1</dt><dd>%2</dd>\n").arg(key, esc(value));
     };
     meta(QStringLiteral("Document"), review.document.path);
     meta(QStringLiteral("Format"),
-        QStringLiteral("%1, %2 pages")
-            .arg(report::documentFormatName(review.document.format))
-            .arg(review.document.pageCount()));
+        QStringLiteral("%1, %2").arg(report::documentFormatName(review.document.format),
+            report::pageCountText(review.document)));
     meta(QStringLiteral("SHA-256"), review.document.sha256);
     meta(QStringLiteral("Model"), report::modelLine(review));
     if (!review.playbookName.isEmpty())
@@ -100,8 +104,7 @@ QByteArray reviewToHtml(const Review& review)
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             h += QStringLiteral("<h3>%1 <span class=\"note\">(page %2)</span></h3>\n")
-                     .arg(esc(report::clauseTitle(clause)))
-                     .arg(clause.page);
+                     .arg(esc(report::clauseTitle(clause)), report::pageText(clause.page));
         } else {
             h += QStringLiteral("<h3>Outside any clause</h3>\n");
         }
@@ -109,8 +112,8 @@ QByteArray reviewToHtml(const Review& review)
             const Finding& f = review.findings[i];
             h += QStringLiteral("<div class=\"finding %1\">\n<strong>%2</strong> %3 "
                                 "<span class=\"note\">page %4%5 · %6%7</span>\n")
-                     .arg(riskName(f.risk), esc(f.category), riskBadge(f.risk))
-                     .arg(f.page)
+                     .arg(riskName(f.risk), esc(f.category), riskBadge(f.risk),
+                         report::pageText(f.page))
                      .arg(f.confidence ? QStringLiteral(" · ") + report::confidenceText(f)
                                        : QString())
                      .arg(esc(f.source),

@@ -112,6 +112,9 @@ QByteArray reviewToJson(const Review& review)
     for (auto it = review.timingsMs.begin(); it != review.timingsMs.end(); ++it)
         timings.insert(it.key(), it.value());
     const ReviewSummary summary = report::effectiveSummary(review);
+    QJsonArray unreadPages;
+    for (const int page : report::unreadPages(review.document))
+        unreadPages.append(page);
     const QJsonObject root { { "$schema", kSchemaId }, { "schema_version", kSchemaVersion },
         { "generator", "Clausewright" }, { "id", review.id },
         { "created_at",
@@ -124,7 +127,8 @@ QByteArray reviewToJson(const Review& review)
             QJsonObject { { "high", summary.high }, { "medium", summary.medium },
                 { "low", summary.low },
                 { "missing_categories", QJsonArray::fromStringList(summary.missingCategories) },
-                { "text", summary.text } } },
+                { "text", summary.text }, { "unread_pages", unreadPages },
+                { "unread_note", report::unreadPagesNote(review.document) } } },
         { "clauses", clauses }, { "findings", findings } };
     return QJsonDocument(root).toJson(QJsonDocument::Indented);
 }

@@ -36,10 +36,12 @@ QByteArray reviewToMarkdown(const Review& review)
     md += QStringLiteral("# Contract review: %1\n\n")
               .arg(inlineText(
                   review.document.title.isEmpty() ? review.document.path : review.document.title));
-    md += QStringLiteral("- **Document:** %1 (%2, %3 pages)\n")
+    if (const QString unread = report::unreadPagesNote(review.document); !unread.isEmpty())
+        md += QStringLiteral("> **Not read:** %1\n\n").arg(inlineText(unread));
+    md += QStringLiteral("- **Document:** %1 (%2, %3)\n")
               .arg(inlineText(review.document.path),
-                  report::documentFormatName(review.document.format))
-              .arg(review.document.pageCount());
+                  report::documentFormatName(review.document.format),
+                  report::pageCountText(review.document));
     md += QStringLiteral("- **SHA-256:** `%1`\n").arg(review.document.sha256);
     md += QStringLiteral("- **Model:** %1\n").arg(inlineText(report::modelLine(review)));
     if (!review.playbookName.isEmpty())
@@ -74,9 +76,8 @@ QByteArray reviewToMarkdown(const Review& review)
             : QString();
         md += QStringLiteral("| %1 | %2 | %3 | %4 | %5 | %6 |\n")
                   .arg(i + 1)
-                  .arg(inlineText(f.category), report::riskLabel(f.risk))
-                  .arg(f.page)
-                  .arg(inlineText(clause), inlineText(shortened(f.text, 120)));
+                  .arg(inlineText(f.category), report::riskLabel(f.risk), report::pageText(f.page),
+                      inlineText(clause), inlineText(shortened(f.text, 120)));
     }
     md += QLatin1Char('\n');
 
@@ -85,16 +86,15 @@ QByteArray reviewToMarkdown(const Review& review)
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             md += QStringLiteral("### %1 (page %2)\n\n")
-                      .arg(inlineText(report::clauseTitle(clause)))
-                      .arg(clause.page);
+                      .arg(inlineText(report::clauseTitle(clause)), report::pageText(clause.page));
         } else {
             md += QStringLiteral("### Outside any clause\n\n");
         }
         for (const int i : findings) {
             const Finding& f = review.findings[i];
             md += QStringLiteral("- **%1** — risk **%2**, page %3%4%5\n")
-                      .arg(inlineText(f.category), report::riskLabel(f.risk))
-                      .arg(f.page)
+                      .arg(inlineText(f.category), report::riskLabel(f.risk),
+                          report::pageText(f.page))
                       .arg(f.confidence ? QStringLiteral(", ") + report::confidenceText(f)
                                         : QString())
                       .arg(f.needsHumanReview ? QStringLiteral(", needs human review") : QString());

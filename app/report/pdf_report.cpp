@@ -40,12 +40,15 @@ QString pdfHtml(const Review& review, const QString& generated)
         = review.document.title.isEmpty() ? review.document.path : review.document.title;
     QString h = QStringLiteral("<html><body>");
     h += QStringLiteral("<h1>Contract review: %1</h1>").arg(esc(title));
+    if (const QString unread = report::unreadPagesNote(review.document); !unread.isEmpty())
+        h += QStringLiteral("<p style=\"background-color:#fde8b8\"><b>Not read:</b> %1</p>")
+                 .arg(esc(unread));
     h += QStringLiteral("<table cellpadding=\"2\" cellspacing=\"0\">");
     const auto meta = [&h](const QString& key, const QString& value) {
         h += QStringLiteral("<tr><td><b>%1</b></td><td>%2</td></tr>").arg(key, esc(value));
     };
     meta(QStringLiteral("Document"), review.document.path);
-    meta(QStringLiteral("Pages"), QString::number(review.document.pageCount()));
+    meta(QStringLiteral("Pages"), report::pageCountText(review.document));
     meta(QStringLiteral("SHA-256"), review.document.sha256);
     meta(QStringLiteral("Model"), report::modelLine(review));
     if (!review.playbookName.isEmpty())
@@ -83,12 +86,12 @@ QString pdfHtml(const Review& review, const QString& generated)
         const QString clause = f.clauseIndex >= 0 && f.clauseIndex < review.clauses.size()
             ? report::clauseTitle(review.clauses[f.clauseIndex])
             : QString();
-        h += QStringLiteral("<tr><td>%1</td><td>%2</td>%3<td align=\"right\">p. %4</td>"
+        h += QStringLiteral("<tr><td>%1</td><td>%2</td>%3<td align=\"right\">%4</td>"
                             "<td>%5</td><td>%6</td></tr>")
                  .arg(i + 1)
-                 .arg(esc(f.category), riskCell(f.risk))
-                 .arg(f.page)
-                 .arg(esc(clause), esc(shortened(f.text, 90)));
+                 .arg(esc(f.category), riskCell(f.risk),
+                     f.page > 0 ? QStringLiteral("p. %1").arg(f.page) : report::pageText(f.page),
+                     esc(clause), esc(shortened(f.text, 90)));
     }
     h += QStringLiteral("</table>");
 
@@ -97,8 +100,7 @@ QString pdfHtml(const Review& review, const QString& generated)
         if (clauseIndex >= 0) {
             const Clause& clause = review.clauses[clauseIndex];
             h += QStringLiteral("<h3>%1 (page %2)</h3>")
-                     .arg(esc(report::clauseTitle(clause)))
-                     .arg(clause.page);
+                     .arg(esc(report::clauseTitle(clause)), report::pageText(clause.page));
         } else {
             h += QStringLiteral("<h3>Outside any clause</h3>");
         }
@@ -107,8 +109,7 @@ QString pdfHtml(const Review& review, const QString& generated)
             h += QStringLiteral("<table border=\"1\" cellpadding=\"4\" cellspacing=\"0\" "
                                 "width=\"100%\"><tr><td width=\"45%\"><b>%1</b></td>%2"
                                 "<td>page %3</td><td>%4</td></tr>")
-                     .arg(esc(f.category), riskCell(f.risk))
-                     .arg(f.page)
+                     .arg(esc(f.category), riskCell(f.risk), report::pageText(f.page))
                      .arg(report::confidenceText(f)
                          + (!f.needsHumanReview ? QString()
                                  : f.confidence ? QStringLiteral(", needs human review")

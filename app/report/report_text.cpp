@@ -1,5 +1,7 @@
 #include "app/report/report_text.h"
 
+#include "app/review/review_summary.h"
+
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonValue>
@@ -116,15 +118,56 @@ QString modelLine(const Review& review)
 
 ReviewSummary effectiveSummary(const Review& review)
 {
-    ReviewSummary summary = review.summary;
-    if (summary.high + summary.medium + summary.low == 0) {
-        for (const Finding& finding : review.findings) {
-            summary.high += finding.risk == Risk::High;
-            summary.medium += finding.risk == Risk::Medium;
-            summary.low += finding.risk == Risk::Low;
-        }
+    return summarizeFindings(review);
+}
+
+QString pageText(int page)
+{
+    return page > 0 ? QString::number(page) : QStringLiteral("-");
+}
+
+QString pageCountText(const Document& document)
+{
+    const int pages = document.pageCount();
+    if (pages == 0)
+        return QStringLiteral("no pages");
+    return pages == 1 ? QStringLiteral("1 page") : QStringLiteral("%1 pages").arg(pages);
+}
+
+QList<int> unreadPages(const Document& document)
+{
+    QList<int> pages;
+    for (const PageInfo& page : document.pages) {
+        if (!page.hasTextLayer)
+            pages.append(page.number);
     }
-    return summary;
+    return pages;
+}
+
+QString unreadPagesNote(const Document& document)
+{
+    const QList<int> pages = unreadPages(document);
+    if (pages.isEmpty())
+        return {};
+    // Runs of pages as ranges: "2, 5-7".
+    QStringList runs;
+    for (qsizetype i = 0; i < pages.size();) {
+        qsizetype j = i;
+        while (j + 1 < pages.size() && pages[j + 1] == pages[j] + 1)
+            ++j;
+        runs.append(j == i ? QString::number(pages[i])
+                           : QStringLiteral("%1-%2").arg(pages[i]).arg(pages[j]));
+        i = j + 1;
+    }
+    const bool one = pages.size() == 1;
+    return QStringLiteral("%1 %2 of %3 %4 no text layer (scanned images) and %5 not read: "
+                          "clauses there are not reviewed and may be among those listed as "
+                          "expected but not found. Run OCR on the file and review it again.")
+        .arg(
+            one ? QStringLiteral("Page") : QStringLiteral("Pages"), runs.join(QStringLiteral(", ")))
+        .arg(document.pageCount())
+        .arg(one ? QStringLiteral("has") : QStringLiteral("have"),
+            one ? QStringLiteral("was") : QStringLiteral("were"));
 }
 
 QString fieldsLine(const Finding& finding)

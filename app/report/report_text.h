@@ -28,8 +28,20 @@ QList<int> clausesWithFindings(const Review& review);
 QList<QPair<int, QList<int>>> findingsByClause(const Review& review);
 // "none" when empty: the model line of a report.
 QString modelLine(const Review& review);
-// The review's summary counts, computed from the findings when the summary is all zero.
+// The review's summary as its findings now are (summarizeFindings): a correction saved after
+// the review ran shows in the counts and in the sentence alike.
 ReviewSummary effectiveSummary(const Review& review);
+
+// "3" for a page number, "-" where the format has no pages (a text file without form feeds):
+// never "page 0".
+QString pageText(int page);
+// "13 pages", "1 page", or "no pages" for a text file without form feeds.
+QString pageCountText(const Document& document);
+// The pages without a text layer (scans), in order.
+QList<int> unreadPages(const Document& document);
+// "Page 2 has no text layer ..." saying what that means for the review; empty when every page
+// was read. Every report puts it at the top.
+QString unreadPagesNote(const Document& document);
 // A compact one-line "key: value; key: value" rendering of a finding's fields.
 QString fieldsLine(const Finding& finding);
 

@@ -8,6 +8,7 @@
 #include "app/plugins/llm_head.h"
 #include "app/plugins/plugin_host.h"
 #include "app/review/review_pipeline.h"
+#include "app/review/review_summary.h"
 
 #include <QElapsedTimer>
 #include <QJsonObject>
@@ -33,16 +34,7 @@ void applyPlaybookKeepingModelRisk(const Playbook& playbook, Review& review)
         s.medium += f.risk == Risk::Medium;
         s.low += f.risk == Risk::Low;
     }
-    // The same words as applyPlaybook's summary, with the counts after the model's risks.
-    s.text = QStringLiteral("%1 findings against playbook \"%2\": %3 high, %4 medium, %5 low risk.")
-                 .arg(review.findings.size())
-                 .arg(playbook.name)
-                 .arg(s.high)
-                 .arg(s.medium)
-                 .arg(s.low);
-    if (!s.missingCategories.isEmpty())
-        s.text
-            += QStringLiteral(" Expected but not found: %1.").arg(s.missingCategories.join(", "));
+    s.text = summarySentence(review, s);
 }
 
 namespace {

@@ -2,6 +2,7 @@
 //   clausewright-server --model PATH [--host 127.0.0.1] [--port 8642] [--api-key-file F] ...
 // Logs one JSON object per line on stderr; SIGINT or SIGTERM stops it (running answers are
 // cancelled).
+#include "app/cli/cli_usage.h"
 #include "app/server/completion_server.h"
 #include "app/server/server_log.h"
 
@@ -70,7 +71,12 @@ int main(int argc, char** argv)
         "a generation still running after this is cancelled (default 600)");
     app.add_option("--connections", options.connections,
         "HTTP worker threads, i.e. clients served at once (default 64)");
-    CLI11_PARSE(app, argc, argv);
+    app.set_version_flag("--version", std::string("clausewright-server ") + CW_VERSION);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return cw::cli::usageExit(app, e);
+    }
     options.maxBodyBytes = bodyMiB << 20;
 
     if (!keyFile.empty()) {

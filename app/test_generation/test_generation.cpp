@@ -3,9 +3,13 @@
 #include "app/code_skills/skill_output.h"
 #include "app/test_generation/test_file_parts.h"
 #include "app/test_runner/code_language.h"
+#include "app/test_runner/unfinished_tests.h"
 
 #include <QElapsedTimer>
+#include <QMap>
+#include <QRegularExpression>
 #include <QSet>
+#include <algorithm>
 
 namespace cw {
 
@@ -40,10 +44,32 @@ struct CaseHistory {
 struct KeptState {
     QStringList preambles;
     QList<TestBlock> blocks;
+    // Tests that fail against the code, by name, with their file's preamble; a later round's
+    // passing test of the same name takes one off.
+    QMap<QString, QPair<QString, TestBlock>> failing;
     QSet<int> covered;
     QSet<int> executable;
     bool measured = false;
 };
+
+// Whether a failure is an assertion the code did not meet (the test ran and expected
+// something else), rather than the test itself breaking (a name error, a crash, a panic).
+bool isAssertionFailure(const QString& language, const QString& output)
+{
+    if (language == QLatin1String("python"))
+        return output.contains(QLatin1String("AssertionError"))
+            || output.contains(QRegularExpression(
+                QStringLiteral("^E\\s+assert "), QRegularExpression::MultilineOption));
+    if (language == QLatin1String("cpp"))
+        return output.contains(QLatin1String("Failure"))
+            && (output.contains(QLatin1String("Expected"))
+                || output.contains(QLatin1String("Value of"))
+                || output.contains(QLatin1String("Which is")));
+    if (language == QLatin1String("go"))
+        return !output.contains(QLatin1String("panic:"))
+            && output.contains(QRegularExpression(QStringLiteral("_test\\.go:\\d+:")));
+    return output.contains(QLatin1String("AssertionError")); // node:test
+}
 
 QString rangeNote(int lines)
 {
@@ -127,8 +153,19 @@ QString judgeRound(TestWorkspace& workspace, const TestGenerationOptions& option
         if (cases.isEmpty()) {
             verdict.reason = QStringLiteral("did not run");
             errors += QStringLiteral("Test %1 did not run.\n").arg(block.name);
+        } else if (failedIn == 1 && failure.startsWith(kDidNotFinish)) {
+            // A limit stopped it (a loop, a hang): the limit is the reason.
+            verdict.reason = failure.mid(kDidNotFinish.size());
+            errors += QStringLiteral("Test %1 %2\n").arg(block.name, failure);
         } else if (failedIn == 1) {
-            verdict.reason = QStringLiteral("failed");
+            const bool everyRun = std::all_of(cases.begin(), cases.end(),
+                [&](const QString& name) { return history[name].passedRuns == 0; });
+            verdict.suspectsCode = everyRun && isAssertionFailure(workspace.language(), failure);
+            verdict.reason = verdict.suspectsCode
+                ? QStringLiteral("fails: the code may be wrong here")
+                : QStringLiteral("failed");
+            if (verdict.suspectsCode)
+                kept.failing.insert(block.name, { parts.preamble, block });
             errors += QStringLiteral("Test %1 failed:\n%2\n").arg(block.name, failure.right(1500));
         } else if (failedIn > 1 || !allStable) {
             verdict.reason = QStringLiteral("flaky: failed in run %1 of %2")
@@ -167,6 +204,7 @@ QString judgeRound(TestWorkspace& workspace, const TestGenerationOptions& option
         }
         if (verdict.kept) {
             kept.blocks.append(block);
+            kept.failing.remove(block.name); // its failing version was the test's mistake
             keptAny = true;
         }
         round.verdicts.append(verdict);
@@ -188,6 +226,10 @@ QString TestGenerationReport::summary() const
     if (!answer.isEmpty() && rounds.size() <= 1 && keptTests.isEmpty())
         return QStringLiteral("answered in %1 s").arg(seconds, 0, 'f', 1);
     QString text = QStringLiteral("%1 kept, %2 discarded").arg(kept).arg(discarded);
+    if (failing > 0)
+        text += QStringLiteral(", %1 %2 against the code (it may be wrong there)")
+                    .arg(failing)
+                    .arg(failing == 1 ? QStringLiteral("fails") : QStringLiteral("fail"));
     if (coverageMeasured)
         text += QStringLiteral("; coverage %1% -> %2%")
                     .arg(coverageBefore, 0, 'f', 0)
@@ -292,8 +334,13 @@ Result<TestGenerationReport> generateTests(SkillModel& model, const CodeSkill& s
             report.rounds.append(round);
             if (observer.roundFinished)
                 observer.roundFinished(round);
-            if (!runTests)
-                return makeError("the answer could not be read: " + parsed.error().message);
+            if (!runTests) {
+                // Shown as it came (text and JSON alike), with what could not be read.
+                report.problem
+                    = QStringLiteral("the answer could not be read: %1").arg(round.parseError);
+                report.answer = answer->text;
+                break;
+            }
             errors = QStringLiteral("Your answer could not be used: %1. Answer with one ```%2 "
                                     "code block holding the whole test file.")
                          .arg(round.parseError, fenceName(language));
@@ -336,6 +383,16 @@ Result<TestGenerationReport> generateTests(SkillModel& model, const CodeSkill& s
     }
 
     report.coverageMeasured = kept.measured;
+    if (!kept.failing.isEmpty()) {
+        QStringList preambles;
+        QList<TestBlock> blocks;
+        for (const auto& [preamble, block] : std::as_const(kept.failing)) {
+            preambles.append(preamble);
+            blocks.append(block);
+        }
+        report.failingTests = joinTestFile(preambles, blocks);
+        report.failing = int(blocks.size());
+    }
     if (workspace && !kept.blocks.isEmpty()) {
         report.keptTests = joinTestFile(kept.preambles, kept.blocks);
         if (observer.status)

@@ -25,6 +25,10 @@ struct TestVerdict {
     bool kept = false;
     QString reason; // "kept: +4 lines", "failed in run 2 of 3", "adds no coverage", ...
     int newLines = 0; // lines it covered that no earlier test did
+    // It built and ran, and its assertion failed in every run: it expects something the code
+    // does not do. Either it or the code is wrong, and a test that finds a bug is the one
+    // most worth having, so it is shown ("fails: the code may be wrong here"), not dropped.
+    bool suspectsCode = false;
 };
 
 struct TestGenerationRound {
@@ -51,6 +55,11 @@ struct TestGenerationReport {
     QString testFileName; // where the kept tests belong beside the code ("test_pricing.py")
     QList<TestGenerationRound> rounds;
     QString keptTests; // the final file: the user's tests and the kept ones
+    // The tests whose assertions fail against the code (TestVerdict::suspectsCode) and that
+    // no later round replaced with a passing test of the same name: a file of their own, to
+    // be read against the code's documentation. Empty when there are none.
+    QString failingTests;
+    int failing = 0;
     int kept = 0;
     int discarded = 0;
     bool coverageMeasured = false;
@@ -64,7 +73,7 @@ struct TestGenerationReport {
     bool cancelled = false;
     double seconds = 0.0;
 
-    QString summary() const; // "2 kept, 3 discarded; coverage 0% -> 85%"
+    QString summary() const; // "2 kept, 3 discarded, 1 fails against the code; coverage 0% -> 85%"
 };
 
 // Progress, called on the generating thread.

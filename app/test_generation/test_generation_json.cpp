@@ -105,6 +105,8 @@ QJsonObject testGenerationToJson(const TestGenerationReport& report)
     out["toolchain"] = report.toolchain;
     out["code"] = report.code;
     out["kept_tests"] = report.keptTests;
+    out["failing_tests"] = report.failingTests;
+    out["failing"] = report.failing;
     out["kept"] = report.kept;
     out["discarded"] = report.discarded;
     QJsonObject coverage;
@@ -132,8 +134,9 @@ QJsonObject testGenerationToJson(const TestGenerationReport& report)
         round["run"] = testRunToJson(r.run);
         QJsonArray verdicts;
         for (const TestVerdict& v : r.verdicts)
-            verdicts.append(QJsonObject { { "name", v.name }, { "kept", v.kept },
-                { "reason", v.reason }, { "new_lines", v.newLines } });
+            verdicts.append(
+                QJsonObject { { "name", v.name }, { "kept", v.kept }, { "reason", v.reason },
+                    { "new_lines", v.newLines }, { "suspects_code", v.suspectsCode } });
         round["verdicts"] = verdicts;
         round["coverage_after"] = std::round(r.coverageAfter * 10.0) / 10.0;
         round["prompt_tokens"] = qint64(r.promptTokens);
@@ -157,6 +160,8 @@ TestGenerationReport testGenerationFromJson(const QJsonObject& json)
     report.toolchain = json["toolchain"].toString();
     report.code = json["code"].toString();
     report.keptTests = json["kept_tests"].toString();
+    report.failingTests = json["failing_tests"].toString();
+    report.failing = json["failing"].toInt();
     report.kept = json["kept"].toInt();
     report.discarded = json["discarded"].toInt();
     const QJsonObject coverage = json["coverage"].toObject();
@@ -183,7 +188,7 @@ TestGenerationReport testGenerationFromJson(const QJsonObject& json)
         for (const QJsonValue& verdict : r["verdicts"].toArray()) {
             const QJsonObject o = verdict.toObject();
             round.verdicts.append({ o["name"].toString(), o["kept"].toBool(),
-                o["reason"].toString(), o["new_lines"].toInt() });
+                o["reason"].toString(), o["new_lines"].toInt(), o["suspects_code"].toBool() });
         }
         round.coverageAfter = r["coverage_after"].toDouble();
         round.promptTokens = r["prompt_tokens"].toInteger();

@@ -1,6 +1,7 @@
 #include "app/test_runner/cpp_test_runner.h"
 
 #include "app/test_runner/junit_report.h"
+#include "app/test_runner/unfinished_tests.h"
 
 #include <QDir>
 #include <QFile>
@@ -139,7 +140,17 @@ void CppTestRunner::execute(const Sandbox& sandbox, const TestFiles& files, cons
     QFile report(dir.filePath("report.xml"));
     if (report.open(QIODevice::ReadOnly))
         into.cases = readJUnitReport(report.readAll(), true);
-    if (!into.limitMessage.isEmpty() || !QFileInfo::exists(kGcov))
+    if (!into.limitMessage.isEmpty()) {
+        // Killed before GoogleTest wrote its report: its console lines tell which tests
+        // finished and which one was running.
+        QStringList started;
+        const QList<TestCaseResult> printed = readGoogleTestProgress(into.output, started);
+        if (into.cases.isEmpty())
+            into.cases = printed;
+        addUnfinishedTests(into.cases, started, into.limitMessage);
+        return;
+    }
+    if (!QFileInfo::exists(kGcov))
         return;
     for (const QString& object : { objectOf(files.testFile), kCoverageUnit + ".o" }) {
         if (!QFileInfo::exists(dir.filePath(object)))

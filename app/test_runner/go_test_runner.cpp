@@ -1,5 +1,7 @@
 #include "app/test_runner/go_test_runner.h"
 
+#include "app/test_runner/unfinished_tests.h"
+
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
@@ -117,6 +119,15 @@ void GoTestRunner::execute(const Sandbox& sandbox, const TestFiles& files, const
         sandbox, files.dir, command, sandbox.limits(), into.limitMessage, cancelled, kEnvironment);
     into.output = QString::fromStdString(r.output);
     into.cases = readGoTestOutput(into.output);
+    if (!into.limitMessage.isEmpty()) {
+        // The test that was running when a limit stopped the binary has "=== RUN" only.
+        static const QRegularExpression kRun(
+            QStringLiteral(R"(^=== RUN\s+(\S+)\s*$)"), QRegularExpression::MultilineOption);
+        QStringList started;
+        for (auto it = kRun.globalMatch(into.output); it.hasNext();)
+            started.append(it.next().captured(1));
+        addUnfinishedTests(into.cases, started, into.limitMessage);
+    }
     QFile profile(dir.filePath("cover.out"));
     if (profile.open(QIODevice::ReadOnly))
         into.coverage = readGoCoverProfile(QString::fromUtf8(profile.readAll()), files.codeFile);

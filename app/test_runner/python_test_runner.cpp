@@ -1,6 +1,7 @@
 #include "app/test_runner/python_test_runner.h"
 
 #include "app/test_runner/junit_report.h"
+#include "app/test_runner/unfinished_tests.h"
 
 #include <QDir>
 #include <QFile>
@@ -109,6 +110,13 @@ void PythonTestRunner::execute(const Sandbox& sandbox, const TestFiles& files,
                      .toUtf8());
         rc.close();
     }
+    // The plugin that logs each test as it starts and ends (pytestProgressPlugin).
+    QFile plugin(QDir(files.dir).filePath("cw_progress.py"));
+    if (plugin.open(QIODevice::WriteOnly | QIODevice::Truncate)) {
+        plugin.write(pytestProgressPlugin());
+        plugin.close();
+    }
+    QFile::remove(QDir(files.dir).filePath(".cw_progress"));
     (void)Sandbox::prepareWorkDir(files.dir.toStdString());
     QFile::remove(QDir(files.dir).filePath("report.xml"));
     QFile::remove(QDir(files.dir).filePath("coverage.json"));
@@ -116,12 +124,23 @@ void PythonTestRunner::execute(const Sandbox& sandbox, const TestFiles& files,
     const QString target = onlyTest.isEmpty() ? files.testFile : files.testFile + "::" + onlyTest;
     const SandboxResult r = runSandboxed(sandbox, files.dir,
         { kPython, "-m", "coverage", "run", "--rcfile=/sandbox/.coveragerc", "-m", "pytest", "-q",
-            "-p", "no:cacheprovider", "--junitxml=/sandbox/report.xml", target },
-        sandbox.limits(), into.limitMessage, cancelled, kEnvironment);
+            "-p", "no:cacheprovider", "-p", "cw_progress", "--junitxml=/sandbox/report.xml",
+            target },
+        sandbox.limits(), into.limitMessage, cancelled,
+        kEnvironment + QList<QPair<QString, QString>> { { "PYTHONPATH", "/sandbox" } });
     into.output = QString::fromStdString(r.output);
     into.cases = readJUnitReport(readFile(QDir(files.dir).filePath("report.xml")), false);
-    if (!into.limitMessage.isEmpty())
+    if (!into.limitMessage.isEmpty()) {
+        // Killed before pytest wrote its report: what the plugin logged, and the test that
+        // was running named as the one that did not finish.
+        QStringList started;
+        const QList<TestCaseResult> logged = readPytestProgress(
+            QString::fromUtf8(readFile(QDir(files.dir).filePath(".cw_progress"))), started);
+        if (into.cases.isEmpty())
+            into.cases = logged;
+        addUnfinishedTests(into.cases, started, into.limitMessage);
         return;
+    }
     QString limit;
     runSandboxed(sandbox, files.dir,
         { kPython, "-m", "coverage", "json", "--rcfile=/sandbox/.coveragerc", "--show-contexts",

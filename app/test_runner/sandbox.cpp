@@ -1,5 +1,8 @@
 #include "app/test_runner/sandbox.h"
 
+#include "app/test_runner/sandbox_memory_group.h"
+#include "app/test_runner/sandbox_seccomp.h"
+
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <grp.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -107,6 +111,9 @@ std::string SandboxResult::limitMessage(const SandboxLimits& limits) const
             + " s wall-time limit";
     if (outputLimit)
         return "stopped: printed more than " + mib(limits.outputBytes) + " of output";
+    if (memoryLimit)
+        return "stopped: its processes together used more than the " + mib(limits.memoryBytes)
+            + " memory limit";
     if (signal == SIGXCPU)
         return "stopped: used its " + std::to_string(limits.cpuSeconds) + " s of CPU time";
     if (signal == SIGXFSZ)
@@ -129,6 +136,17 @@ Result<Sandbox> Sandbox::create(SandboxLimits limits, const std::string& bwrapPa
         return makeError("bubblewrap (bwrap) is not installed, so generated tests cannot be "
                          "run safely and will not be run (install it: apt install bubblewrap)");
     Sandbox sandbox(bwrap, limits);
+    auto program = sandboxSeccompProgram();
+    if (!program)
+        return makeError(program.error().message
+            + ", so generated tests cannot be run safely and will not be run");
+    sandbox.m_seccomp = *program;
+    std::string why;
+    sandbox.m_sharedMemory = SandboxMemoryGroup::create(limits.memoryBytes, why) != nullptr;
+    sandbox.m_memoryNote = sandbox.m_sharedMemory
+        ? mib(limits.memoryBytes) + " for all of a run's processes together (a cgroup per run)"
+        : mib(limits.addressSpaceBytes) + " per process, " + std::to_string(limits.processes)
+            + " processes at most (" + why + ")";
     char pattern[] = "/tmp/cw-sandbox-probe-XXXXXX";
     if (!::mkdtemp(pattern))
         return makeError(std::string("cannot make a temporary folder: ") + std::strerror(errno));
@@ -168,10 +186,11 @@ Result<void> Sandbox::prepareWorkDir(const std::string& path)
     return {};
 }
 
-std::vector<std::string> Sandbox::bwrapArguments(const SandboxCommand& command) const
+std::vector<std::string> Sandbox::bwrapArguments(const SandboxCommand& command, int seccompFd) const
 {
-    std::vector<std::string> args = { m_bwrap, "--unshare-all", "--die-with-parent",
-        "--new-session", "--cap-drop", "ALL", "--ro-bind", "/usr", "/usr" };
+    std::vector<std::string> args
+        = { m_bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+              "--seccomp", std::to_string(seccompFd), "--ro-bind", "/usr", "/usr" };
     // Debian's merged /usr: /bin, /lib ... are links into /usr; older layouts are folders.
     for (const char* top : { "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" }) {
         std::error_code error;
@@ -215,15 +234,35 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     const std::string tmp = command.workDir + "/.tmp";
     if (::mkdir(tmp.c_str(), 0700) == 0 && ::geteuid() == 0)
         ::lchown(tmp.c_str(), sandboxUser(), sandboxUser());
-    const std::vector<std::string> args = bwrapArguments(command);
+    // The filter for bwrap to read, in a file of its own that only the child inherits.
+    const int seccompFd = ::memfd_create("cw-seccomp", MFD_CLOEXEC);
+    if (seccompFd < 0)
+        return makeError(std::string("sandbox: memfd_create: ") + std::strerror(errno));
+    if (::write(seccompFd, m_seccomp.data(), m_seccomp.size()) != ssize_t(m_seccomp.size())
+        || ::lseek(seccompFd, 0, SEEK_SET) != 0) {
+        ::close(seccompFd);
+        return makeError(
+            std::string("sandbox: cannot write the seccomp filter: ") + std::strerror(errno));
+    }
+    std::string memoryWhy;
+    const std::unique_ptr<SandboxMemoryGroup> memory
+        = m_sharedMemory ? SandboxMemoryGroup::create(limits.memoryBytes, memoryWhy) : nullptr;
+    if (m_sharedMemory && !memory) {
+        ::close(seccompFd);
+        return makeError("sandbox: cannot make the run's memory cgroup: " + memoryWhy);
+    }
+    const int joinFd = memory ? memory->joinDescriptor() : -1;
+    const std::vector<std::string> args = bwrapArguments(command, seccompFd);
     std::vector<char*> argv;
     for (const std::string& a : args)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
 
     int pipeFds[2];
-    if (::pipe2(pipeFds, O_CLOEXEC) != 0)
+    if (::pipe2(pipeFds, O_CLOEXEC) != 0) {
+        ::close(seccompFd);
         return makeError(std::string("sandbox: pipe: ") + std::strerror(errno));
+    }
     const bool root = ::geteuid() == 0;
     // A user's own processes count against RLIMIT_NPROC too, so an unprivileged run may
     // start `processes` more than the user already has; the sandbox user of a root run has
@@ -236,6 +275,7 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     if (pid < 0) {
         ::close(pipeFds[0]);
         ::close(pipeFds[1]);
+        ::close(seccompFd);
         return makeError(std::string("sandbox: fork: ") + std::strerror(errno));
     }
     if (pid == 0) {
@@ -245,6 +285,11 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
         ::dup2(pipeFds[1], 1);
         ::dup2(pipeFds[1], 2);
         ::setpgid(0, 0);
+        // Into the run's memory cgroup before anything runs, and the filter kept open for
+        // bwrap across exec.
+        if (joinFd >= 0 && ::write(joinFd, "0", 1) != 1)
+            ::_exit(125);
+        ::fcntl(seccompFd, F_SETFD, 0);
         // SIGXCPU at the soft limit (reported as such); SIGKILL a second later if ignored.
         setLimit(RLIMIT_CPU, rlim_t(limits.cpuSeconds), rlim_t(limits.cpuSeconds) + 1);
         setLimit(RLIMIT_AS, rlim_t(limits.addressSpaceBytes));
@@ -260,6 +305,7 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
         ::_exit(127);
     }
     ::close(pipeFds[1]);
+    ::close(seccompFd);
     ::fcntl(pipeFds[0], F_SETFL, O_NONBLOCK);
 
     SandboxResult result;
@@ -325,6 +371,10 @@ Result<SandboxResult> Sandbox::run(const SandboxCommand& command, const SandboxL
     } else if (WIFSIGNALED(status)) {
         result.signal = WTERMSIG(status);
     }
+    // The kernel's OOM kill inside the group: SIGKILL of the command (bwrap reports 137).
+    result.memoryLimit = memory && memory->hitLimit() && !result.timedOut && !result.outputLimit;
+    if (result.exitCode == 125 && memory)
+        return makeError("sandbox: could not join the run's memory cgroup");
     if (result.exitCode == 126 && root)
         return makeError("sandbox: could not switch to the sandbox's own user");
     if (result.exitCode == 127 && result.output.empty())

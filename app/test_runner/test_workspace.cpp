@@ -83,6 +83,30 @@ Result<std::unique_ptr<TestWorkspace>> TestWorkspace::create(std::shared_ptr<con
     return workspace;
 }
 
+bool TestWorkspace::useTestFileName(const QString& name)
+{
+    static const QRegularExpression kSafe(QStringLiteral("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}$"));
+    if (!kSafe.match(name).hasMatch() || name == m_files.codeFile
+        || name.startsWith(QLatin1String("cw_")) || name.startsWith(QLatin1String(".")))
+        return false;
+    // The runner's own suffix (node picks .mjs or .js from the code, C++ compiles a .cpp).
+    const bool fits = QFileInfo(name).suffix() == QFileInfo(m_files.testFile).suffix()
+        && (m_language != QLatin1String("go") || name.endsWith(QLatin1String("_test.go")));
+    if (!fits)
+        return false;
+    // Python imports a test module by its name: one that is not an identifier cannot be.
+    if (m_language == QLatin1String("python")
+        && !QRegularExpression(QStringLiteral("^[A-Za-z_][A-Za-z0-9_]*\\.py$"))
+                .match(name)
+                .hasMatch())
+        return false;
+    if (name != m_files.testFile) {
+        m_files.testFile = name;
+        m_haveBuild = false;
+    }
+    return true;
+}
+
 TestRunResult TestWorkspace::run(
     const QString& tests, const QString& onlyTest, const CancelFlag& cancelled)
 {

@@ -23,6 +23,13 @@ public:
     const QString& codeFile() const { return m_files.codeFile; }
     const QString& testFile() const { return m_files.testFile; }
 
+    // Gives the test file the user's own name ("test_bad.py"), so that what the framework
+    // prints names the file they wrote. False, and the runner's name kept, where the name
+    // does not suit the language's runner (its suffix differs from the runner's: ".py",
+    // ".cpp", ".mjs"; Go wants "*_test.go"), holds characters other than
+    // letters, digits, '_', '-' and '.', or is the code file's or the runner's own.
+    bool useTestFileName(const QString& name);
+
     // Writes the test file, builds it when it differs from the last one built, and runs it
     // (only the test named `onlyTest` when given).
     TestRunResult run(

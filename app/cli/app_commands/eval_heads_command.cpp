@@ -3,6 +3,7 @@
 // --heads llm|all the language model reviews each held-out contract after the fast heads of
 // its fold, as `review --heads llm|all` does.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/generation/local_generator.h"
 #include "app/heads/heads_evaluation.h"
 #include "app/ingest/document_reader.h"
@@ -60,6 +61,7 @@ cw::Result<QList<cw::Finding>> modelFindings(const cw::LoadedHead& llmHead,
 int runEvalHeads(std::span<char*> args)
 {
     CLI::App app { "Cross-validate the clause heads on labelled contracts", "eval-heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> data;
     std::string heads = "fast";
     int folds = 5;
@@ -94,7 +96,7 @@ int runEvalHeads(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     if (heads != "fast" && modelPath.empty()) {
         std::fprintf(stderr, "eval-heads: --heads %s needs --model PATH\n", heads.c_str());

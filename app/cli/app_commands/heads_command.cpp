@@ -1,6 +1,7 @@
 // `clausewright-cli heads`: the clause-head plugins this program finds, where, and why any was
 // skipped, as JSON (what a head author checks first when a plugin does not show up).
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/plugins/plugin_host.h"
 
 #include <CLI/CLI.hpp>
@@ -25,12 +26,13 @@ QJsonObject headJson(const cw::LoadedHead& head)
 int runHeads(std::span<char*> args)
 {
     CLI::App app { "List the clause-head plugins found, and those skipped", "heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> folders;
     app.add_option("--plugins", folders, "a folder of plugins to load first (repeatable)");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char name[] = "clausewright-cli";

@@ -1,8 +1,10 @@
 // `clausewright-cli history list|show|export|search|delete`: the review history the GUI keeps,
 // read and managed from the shell. Same database file as the GUI unless --db says otherwise.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/history/history_database.h"
 #include "app/report/report_exporter.h"
+#include "app/review/review_summary.h"
 
 #include <CLI/CLI.hpp>
 #include <QGuiApplication>
@@ -25,6 +27,12 @@ std::string oneLine(const QString& text, int width)
     return simple.toStdString();
 }
 
+// A page number or count as the reports show it: "-" where the document has no pages.
+std::string pageText(int page)
+{
+    return page > 0 ? std::to_string(page) : std::string("-");
+}
+
 int listReviews(cw::HistoryDatabase& db, int offset, int limit)
 {
     cw::Result<cw::HistoryPage> page = db.list(offset, limit);
@@ -41,9 +49,9 @@ int listReviews(cw::HistoryDatabase& db, int offset, int limit)
     for (const cw::HistoryEntry& e : page->entries) {
         const std::string risks
             = std::to_string(e.high) + "/" + std::to_string(e.medium) + "/" + std::to_string(e.low);
-        std::printf("%-7lld %-17s %5d %8d  %-8s %s\n", static_cast<long long>(e.id),
-            e.createdAt.toUTC().toString("yyyy-MM-dd HH:mm").toStdString().c_str(), e.pageCount,
-            e.findingCount, risks.c_str(),
+        std::printf("%-7lld %-17s %5s %8d  %-8s %s\n", static_cast<long long>(e.id),
+            e.createdAt.toUTC().toString("yyyy-MM-dd HH:mm").toStdString().c_str(),
+            pageText(e.pageCount).c_str(), e.findingCount, risks.c_str(),
             oneLine(e.title.isEmpty() ? e.documentPath : e.title, 60).c_str());
     }
     const qint64 shownFrom = page->entries.isEmpty() ? 0 : offset + 1;
@@ -66,24 +74,25 @@ int showReview(cw::HistoryDatabase& db, qint64 id, bool json)
         return 0;
     }
     const cw::Review& r = review.value();
+    // As the reports count them: the findings as they are now, corrections included.
+    const cw::ReviewSummary summary = cw::summarizeFindings(r);
     std::printf(
         "Review %lld of %s\n", static_cast<long long>(r.id), r.document.path.toStdString().c_str());
-    std::printf("  title:    %s\n  pages:    %d\n  sha256:   %s\n  model:    %s\n  playbook: %s\n"
+    std::printf("  title:    %s\n  pages:    %s\n  sha256:   %s\n  model:    %s\n  playbook: %s\n"
                 "  reviewed: %s\n  risks:    %d high, %d medium, %d low\n",
-        r.document.title.toStdString().c_str(), r.document.pageCount(),
+        r.document.title.toStdString().c_str(), pageText(r.document.pageCount()).c_str(),
         r.document.sha256.toStdString().c_str(),
         r.modelName.isEmpty() ? "none (fast heads only)" : r.modelName.toStdString().c_str(),
         r.playbookName.toStdString().c_str(),
-        r.createdAt.toUTC().toString(Qt::ISODate).toStdString().c_str(), r.summary.high,
-        r.summary.medium, r.summary.low);
-    if (!r.summary.missingCategories.isEmpty())
-        std::printf(
-            "  missing:  %s\n", r.summary.missingCategories.join(", ").toStdString().c_str());
+        r.createdAt.toUTC().toString(Qt::ISODate).toStdString().c_str(), summary.high,
+        summary.medium, summary.low);
+    if (!summary.missingCategories.isEmpty())
+        std::printf("  missing:  %s\n", summary.missingCategories.join(", ").toStdString().c_str());
     std::printf("\n%-4s %-6s %-28s %4s  %s\n", "#", "RISK", "CATEGORY", "PAGE", "TEXT");
     for (int i = 0; i < r.findings.size(); ++i) {
         const cw::Finding& f = r.findings[i];
-        std::printf("%-4d %-6s %-28s %4d  %s%s\n", i, cw::riskName(f.risk).toStdString().c_str(),
-            oneLine(f.category, 28).c_str(), f.page, oneLine(f.text, 70).c_str(),
+        std::printf("%-4d %-6s %-28s %4s  %s%s\n", i, cw::riskName(f.risk).toStdString().c_str(),
+            oneLine(f.category, 28).c_str(), pageText(f.page).c_str(), oneLine(f.text, 70).c_str(),
             f.userEdited ? "  (edited)" : "");
     }
     return 0;
@@ -144,6 +153,7 @@ int searchReviews(cw::HistoryDatabase& db, const std::string& query, int limit)
 int runHistory(std::span<char*> args)
 {
     CLI::App app { "Saved reviews: list, show, export, search and delete them", "history" };
+    cw::cli::showDefaultsInHelp(app);
     app.fallthrough();
     app.require_subcommand(1);
     std::string dbPath;
@@ -181,7 +191,7 @@ int runHistory(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
 
     const QString path

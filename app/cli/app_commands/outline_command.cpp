@@ -1,6 +1,7 @@
 // `clausewright-cli outline FILE`: read a contract and print its pages, warnings and the
 // numbered sections and clauses the segmenter found.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/ingest/document_reader.h"
 #include "app/segment/clause_segmenter.h"
 
@@ -149,6 +150,7 @@ int runOutline(std::span<char*> args)
     CLI::App app { "Read a contract (PDF, DOCX or text) and print its pages, warnings and the "
                    "numbered sections and clauses found in it",
         "outline" };
+    cw::cli::showDefaultsInHelp(app);
     std::string file;
     bool asJson = false;
     bool textOnly = false;
@@ -160,7 +162,7 @@ int runOutline(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char name[] = "clausewright-cli";

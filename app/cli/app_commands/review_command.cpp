@@ -1,9 +1,13 @@
 // `clausewright-cli review FILE`: the headless review. Reads the contract, finds its
 // clauses, runs the heads and the playbook, and writes the report (JSON, Markdown, HTML,
-// PDF) to --out or to standard output. With --model and --heads llm|all the language model
-// reviews the fast heads' candidate clauses too; its progress ("model review n/m") and, with
-// --show-notes, its note on each question go to standard error.
+// PDF) to --out or to standard output, and saves the review to the history the GUI shares
+// (--db another file, --no-save not at all). With --model (or --server) the language model
+// reviews the fast heads' candidate clauses too, unless --heads fast says otherwise; its
+// progress ("model review n/m") and, with --show-notes, its note on each question go to
+// standard error.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
+#include "app/history/history_database.h"
 #include "app/report/report_exporter.h"
 #include "app/review/review_pipeline.h"
 
@@ -21,15 +25,18 @@ namespace {
 int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
-    std::string file, model, playbook, heads = "fast", format = "json", out, password;
-    bool textOnly = false, showNotes = false;
+    cw::cli::showDefaultsInHelp(app);
+    std::string file, model, playbook, heads, format = "json", out, password, dbPath;
+    bool textOnly = false, showNotes = false, noSave = false;
     int threads = 0;
     std::string device = "cpu";
     std::int64_t context = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
     app.add_option("--model", model, "GGUF file or Hugging Face folder for the LLM head");
     app.add_option("--playbook", playbook, "playbook YAML/JSON (default: the bundled one)");
-    app.add_option("--heads", heads, "which heads run: fast, llm or all")
+    app.add_option("--heads", heads,
+           "which heads run: fast, llm or all (default: all with --model or --server, else "
+           "fast)")
         ->check(CLI::IsMember({ "fast", "llm", "all" }));
     app.add_option("--format", format, "json, md, html or pdf")
         ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
@@ -42,8 +49,13 @@ int runReview(std::span<char*> args)
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
-    app.add_option("--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
+    app.add_option(
+        "--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
+    app.add_option("--db", dbPath,
+        "history database to save the review in (default: the GUI's, "
+            + cw::HistoryDatabase::defaultPath().toStdString() + ")");
+    app.add_flag("--no-save", noSave, "do not save the review in the history");
     std::vector<std::string> pluginFolders;
     app.add_option("--plugins", pluginFolders,
         "a folder of clause-head plugins to load first (repeatable; before the user's and the "
@@ -61,7 +73,7 @@ int runReview(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     const auto reportFormat = cw::reportFormatFromName(QString::fromStdString(format));
     if (!reportFormat) {
@@ -84,6 +96,9 @@ int runReview(std::span<char*> args)
     QGuiApplication qtApp(argc, argv);
     QCoreApplication::setApplicationName("clausewright");
 
+    // A model given means the model reviews: the fast heads alone only when asked for.
+    if (heads.empty())
+        heads = model.empty() && server.empty() ? "fast" : "all";
     cw::ReviewOptions options;
     options.heads = QString::fromStdString(heads);
     options.modelPath = QString::fromStdString(model);
@@ -139,12 +154,11 @@ int runReview(std::span<char*> args)
         };
         events.modelNote
             = [&notes](int question, const QString& piece) { notes[question] += piece; };
-        events.modelFindings
-            = [&](int question, const QList<cw::Finding>& findings) {
-                  std::fprintf(stderr, "review: note on %s (%lld findings): %s\n",
-                      qPrintable(categories.value(question)), qlonglong(findings.size()),
-                      qPrintable(notes.value(question)));
-              };
+        events.modelFindings = [&](int question, const QList<cw::Finding>& findings) {
+            std::fprintf(stderr, "review: note on %s (%lld findings): %s\n",
+                qPrintable(categories.value(question)), qlonglong(findings.size()),
+                qPrintable(notes.value(question)));
+        };
     }
     events.modelBackend = [](const QString& backend, const QString& passedOver) {
         std::fprintf(stderr, "review: model questions go to the %s%s\n", qPrintable(backend),
@@ -161,6 +175,22 @@ int runReview(std::span<char*> args)
     }
     for (const QString& warning : review->document.warnings)
         std::fprintf(stderr, "review: warning: %s\n", qPrintable(warning));
+    if (!noSave) {
+        // Saved before the report is written, so a report that cannot be written (a full
+        // disk, a folder that does not exist) loses no review: `history export` writes it.
+        const QString path
+            = dbPath.empty() ? cw::HistoryDatabase::defaultPath() : QString::fromStdString(dbPath);
+        auto db = cw::HistoryDatabase::open(path);
+        cw::Result<qint64> saved = db ? db.value()->save(*review) : cw::Result<qint64>(db.error());
+        if (!saved) {
+            std::fprintf(stderr, "review: not saved in the history: %s (--no-save skips it)\n",
+                saved.error().message.c_str());
+            return 1;
+        }
+        review->id = *saved;
+        std::fprintf(stderr, "review: saved in the history as review %lld (%s)\n",
+            qlonglong(*saved), qPrintable(path));
+    }
     if (!out.empty()) {
         if (auto written = cw::exportReview(*review, *reportFormat, QString::fromStdString(out));
             !written) {

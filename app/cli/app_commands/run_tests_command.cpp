@@ -4,6 +4,7 @@
 // json: resources/schemas/run-tests.schema.json). Exit status 0 when every test passed, 1
 // when one failed or the run was refused, 2 for bad arguments.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/test_generation/test_generation_json.h"
 #include "app/test_runner/code_language.h"
 #include "app/test_runner/test_workspace.h"
@@ -36,6 +37,7 @@ cw::Result<QString> readCode(const std::string& path)
 int runTests(std::span<char*> args)
 {
     CLI::App app { "Run a test file against code in the sandbox (bubblewrap)", "run-tests" };
+    cw::cli::showDefaultsInHelp(app);
     std::string codePath, testsPath, language, format = "text", only;
     int runs = 1;
     double wall = 60, cpu = 30;
@@ -56,7 +58,7 @@ int runTests(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char* argv[] = { args[0], nullptr };
@@ -92,6 +94,12 @@ int runTests(std::span<char*> args)
         printError(workspace.error().message);
         return 1;
     }
+    // What the framework prints names the user's file, not the runner's own name for it.
+    const QString userTestName = QFileInfo(QString::fromStdString(testsPath)).fileName();
+    if (!(*workspace)->useTestFileName(userTestName))
+        std::fprintf(stderr,
+            "run-tests: note: %s runs as %s (the %s runner needs a name like it)\n",
+            qPrintable(userTestName), qPrintable((*workspace)->testFile()), qPrintable(lang));
     bool allPassed = true;
     QJsonArray jsonRuns;
     for (int n = 1; n <= runs; ++n) {

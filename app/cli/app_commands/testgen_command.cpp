@@ -8,6 +8,7 @@
 // (resources/schemas/testgen.schema.json). --replay FILE takes the answers from a JSON array
 // of strings instead of a model (to try skills and the runner without one).
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/code_skills/code_skill_host.h"
 #include "app/history/test_generation_history.h"
 #include "app/test_generation/engine_skill_model.h"
@@ -20,14 +21,41 @@
 #include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
+#include <QJsonObject>
 #include <QSaveFile>
 #include <cstdio>
 
 namespace {
 
+// Set once the command line is read: with --format json, errors are JSON on standard output
+// too ({"schema_version": N, "error": "..."}), so a script that parses the output always gets
+// an object.
+bool jsonOutput = false;
+
 void printError(const std::string& message)
 {
     std::fprintf(stderr, "testgen: %s\n", message.c_str());
+    if (jsonOutput)
+        std::fputs(QJsonDocument(QJsonObject { { "schema_version", cw::kTestRunJsonVersion },
+                                     { "error", QString::fromStdString(message) } })
+                       .toJson()
+                       .constData(),
+            stdout);
+}
+
+// The generated tests that fail against the code, on standard error: the ones most worth a
+// look, since either they or the code are wrong.
+void printFailingTests(const cw::TestGenerationReport& report)
+{
+    if (report.failingTests.isEmpty())
+        return;
+    std::fprintf(stderr,
+        "testgen: %d generated test%s fail%s against the code: the code may be wrong here "
+        "(read %s against what the code should do):\n",
+        report.failing, report.failing == 1 ? "" : "s", report.failing == 1 ? "s" : "",
+        report.failing == 1 ? "it" : "them");
+    for (const QString& line : report.failingTests.split('\n'))
+        std::fprintf(stderr, "    %s\n", qPrintable(line));
 }
 
 cw::Result<QByteArray> readFile(const std::string& path, qint64 limit)
@@ -82,6 +110,7 @@ int runTestgen(std::span<char*> args)
 {
     CLI::App app { "Ask a code skill about a file; test skills can run what they write",
         "testgen" };
+    cw::cli::showDefaultsInHelp(app);
     std::string file, skillName, model, out, format = "text", language, replay, existing, db,
                                              skillsDir, device = "cpu";
     bool run = false, noHistory = false, list = false;
@@ -94,7 +123,9 @@ int runTestgen(std::span<char*> args)
     app.add_option("--rounds", rounds, "answers asked for at most (first and repairs)")
         ->check(CLI::Range(1, 20));
     app.add_option("--out", out, "write the kept tests (or the answer) here");
-    app.add_option("--format", format, "text or json")->check(CLI::IsMember({ "text", "json" }));
+    app.add_option("--format", format,
+           "text or json (json: the whole report, or {\"error\": ...} when there is none)")
+        ->check(CLI::IsMember({ "text", "json" }));
     app.add_option("--language", language, "python, cpp, javascript, typescript, go or text")
         ->check(CLI::IsMember({ "python", "cpp", "javascript", "typescript", "go", "text" }));
     app.add_option("--tests", existing, "tests you have already: kept, and their coverage counts");
@@ -109,8 +140,9 @@ int runTestgen(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
+    jsonOutput = format == "json";
     int argc = 1;
     char* argv[] = { args[0], nullptr };
     QCoreApplication qtApp(argc, argv);
@@ -239,6 +271,7 @@ int runTestgen(std::span<char*> args)
         std::fprintf(stderr, "testgen: %s\n", qPrintable(report->summary()));
         if (!report->problem.isEmpty())
             std::fprintf(stderr, "testgen: %s\n", qPrintable(report->problem));
+        printFailingTests(*report);
         std::fprintf(stderr,
             "testgen: no generated test passed, so none was kept%s (each round's verdicts are "
             "above)\n",
@@ -266,13 +299,17 @@ int runTestgen(std::span<char*> args)
     std::fprintf(stderr, "testgen: %s\n", qPrintable(report->summary()));
     if (!report->problem.isEmpty())
         std::fprintf(stderr, "testgen: %s\n", qPrintable(report->problem));
+    printFailingTests(*report);
     if (skill->runnableTests && !run)
         std::fprintf(stderr,
             "testgen: these tests were not run (add --run to build, run and "
             "keep only passing ones)\n");
     if (!out.empty())
         std::fprintf(stderr, "testgen: wrote %s\n", out.c_str());
-    return report->cancelled ? 1 : 0;
+    // An answer that could not be read is shown as it came, but it is no result.
+    const bool unreadable = report->keptTests.isEmpty() && !report->rounds.isEmpty()
+        && !report->rounds.last().parseError.isEmpty();
+    return report->cancelled || unreadable ? 1 : 0;
 }
 
 const cw::cli::CliCommandRegistration kRegistration { { "testgen",

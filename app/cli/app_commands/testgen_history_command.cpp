@@ -1,6 +1,7 @@
 // `clausewright-cli testgen-history list|show|search|delete`: the test generations the code
 // panel and `testgen` saved in the history database.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/history/test_generation_history.h"
 #include "app/test_generation/test_generation_json.h"
 
@@ -30,6 +31,7 @@ void printEntries(const QList<cw::TestGenerationEntry>& entries)
 int runHistory(std::span<char*> args)
 {
     CLI::App app { "Saved test generations", "testgen-history" };
+    cw::cli::showDefaultsInHelp(app);
     app.require_subcommand(1);
     std::string db, query;
     qint64 id = 0;
@@ -49,7 +51,7 @@ int runHistory(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     int argc = 1;
     char* argv[] = { args[0], nullptr };

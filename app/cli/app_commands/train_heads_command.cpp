@@ -1,6 +1,7 @@
 // `clausewright-cli train-heads`: trains the fast clause classifier on labelled contracts
 // and writes the model file the cuad_classifier plugin loads.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/heads/clause_trainer.h"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +16,7 @@ namespace {
 int runTrainHeads(std::span<char*> args)
 {
     CLI::App app { "Train the fast clause classifier", "train-heads" };
+    cw::cli::showDefaultsInHelp(app);
     std::vector<std::string> data;
     std::string out;
     std::string exclude;
@@ -27,7 +29,7 @@ int runTrainHeads(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto contracts = cw::heads::readLabelledContracts(data);
     if (!contracts) {

@@ -1,6 +1,7 @@
 // `clausewright-cli bench --model PATH --device cuda|cpu --prompt-tokens N --gen-tokens M
 // --batch B [--repeat R]`: prefill and decode speed of the engine, one JSON object per run.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/model_files/hf_gguf_layout.h"
 #include "engine/model_files/model_loader.h"
 #include "engine/model_files/model_presets.h"
@@ -120,6 +121,7 @@ double peakHostMib()
 int runBench(std::span<char*> args)
 {
     CLI::App app { "Measure prefill and decode speed (one JSON object per run)", "bench" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, device = "cuda", precision = "bf16";
     int promptTokens = 512, genTokens = 128, batch = 1, repeat = 1, threads = 0;
     std::int64_t chunk = 0;
@@ -141,7 +143,7 @@ int runBench(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto description = cw::engine::openModel(modelPath);
     if (!description) {

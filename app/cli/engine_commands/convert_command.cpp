@@ -1,5 +1,6 @@
 // `clausewright-cli convert`: a Hugging Face folder to a llama.cpp GGUF file, quantized.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/cli/engine_commands/gguf_write_report.h"
 #include "engine/model_files/hf_gguf_converter.h"
 
@@ -13,6 +14,7 @@ int runConvert(std::span<char*> args)
     CLI::App app { "Convert a Hugging Face model folder to GGUF as llama.cpp's converter and "
                    "quantizer would",
         "convert" };
+    cw::cli::showDefaultsInHelp(app);
     std::string from;
     std::string to;
     std::string quant = "q8_0";
@@ -23,7 +25,7 @@ int runConvert(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     cw::cli::GgufWriteReport report("convert");
     const auto summary = cw::engine::convertHfToGguf(from, to, quant, report.progress());

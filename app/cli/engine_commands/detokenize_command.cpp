@@ -1,5 +1,6 @@
 // `clausewright-cli detokenize --model PATH --ids 1,2,3`: the text of token ids.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -37,6 +38,7 @@ cw::Result<std::vector<std::int32_t>> parseIds(const std::string& text)
 int runDetokenize(std::span<char*> args)
 {
     CLI::App app { "Print the text of token ids", "detokenize" };
+    cw::cli::showDefaultsInHelp(app);
     std::string model, idsText;
     bool skipSpecial = false;
     app.add_option("--model", model, "GGUF file, model folder or tokenizer.json")->required();
@@ -45,7 +47,7 @@ int runDetokenize(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto ids = parseIds(idsText);
     if (!ids) {

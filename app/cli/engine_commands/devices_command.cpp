@@ -1,5 +1,6 @@
 // `clausewright-cli devices`: the processors the engine can run on.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "kernels/compute_devices.h"
 
 #include <CLI/CLI.hpp>
@@ -12,12 +13,13 @@ namespace {
 int runDevices(std::span<char*> args)
 {
     CLI::App app{"List the CPU and CUDA devices the engine can run on", "devices"};
+    cw::cli::showDefaultsInHelp(app);
     bool asJson = false;
     app.add_flag("--json", asJson, "print JSON");
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     const auto devices = cw::kernels::listComputeDevices();
     if (asJson) {

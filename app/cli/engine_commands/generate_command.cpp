@@ -3,6 +3,7 @@
 // --chat renders the model's chat template (thinking off unless --think); --json prints the
 // prompt and generated ids, the text and the timings instead of streaming.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/chat/chat_template.h"
 #include "engine/generation/generator.h"
 #include "engine/model_files/model_loader.h"
@@ -42,6 +43,7 @@ const char* reasonName(cw::sampling::StopReason reason)
 int runGenerate(std::span<char*> args)
 {
     CLI::App app { "Generate text with a model (on the CPU or a CUDA GPU)", "generate" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, prompt, chat, system, device = "cpu";
     std::string precision(cw::engine::kDefaultPrecision);
     cw::sampling::SamplingParams params;
@@ -72,7 +74,7 @@ int runGenerate(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     if (promptOpt->count() == 0 && chatOpt->count() == 0)
         return fail("give --prompt or --chat");

@@ -1,9 +1,10 @@
-// `clausewright-cli inspect --model PATH [--context N] [--batch N]`: what a model file holds and
-// what it needs: architecture, parameters (total and active per token), quantization mix,
+// `clausewright-cli inspect PATH [--context N] [--batch N]` (or --model PATH): what a model file
+// holds and what it needs: architecture, parameters (total and active per token), quantization mix,
 // tensor groups, and the memory for weights, the KV cache of the attention layers and the
 // Gated DeltaNet state at a given context and batch. PATH: a GGUF file or a Hugging Face
 // model (anything openModel accepts).
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/model_files/model_loader.h"
 
 #include <CLI/CLI.hpp>
@@ -173,11 +174,16 @@ int runInspect(std::span<char*> args)
 {
     CLI::App app { "Describe a model file: architecture, parameters, quantization, memory",
         "inspect" };
+    cw::cli::showDefaultsInHelp(app);
     std::string path;
     std::int64_t context = 0;
     std::int64_t batch = 1;
     int kvBytes = 2;
-    app.add_option("--model", path, "GGUF file or Hugging Face model folder")->required();
+    // The path as the other commands take a file (`review FILE`), or as --model like
+    // `generate` and `bench`; one of the two is needed.
+    auto* positional = app.add_option("MODEL", path, "GGUF file or Hugging Face model folder");
+    auto* named = app.add_option("--model", path, "the same as MODEL");
+    positional->excludes(named);
     app.add_option("--context", context,
            "tokens per sequence for the memory estimate (default: the model's context length)")
         ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 30));
@@ -188,8 +194,10 @@ int runInspect(std::span<char*> args)
         ->check(CLI::IsMember({ 1, 2, 4 }));
     try {
         app.parse(int(args.size()), args.data());
+        if (path.empty())
+            throw CLI::RequiredError("MODEL (a GGUF file or Hugging Face folder) or --model");
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     auto model = cw::engine::openModel(path);
     if (!model) {

@@ -5,6 +5,7 @@
 // .npy of shape [n_tokens, vocab] (for comparisons with transformers). F.json holds a JSON
 // array of ids, or an object with an "ids" array.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/model_files/model_loader.h"
 #include "engine/runtime/model.h"
 #include "engine/runtime/precision.h"
@@ -48,6 +49,7 @@ int runScore(std::span<char*> args)
 {
     CLI::App app { "Write the logits of a model at every position of a token list as .npy",
         "score" };
+    cw::cli::showDefaultsInHelp(app);
     std::string modelPath, idsPath, outPath, device = "cpu";
     std::string precision(cw::engine::kDefaultPrecision);
     int threads = 0;
@@ -64,7 +66,7 @@ int runScore(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     std::ifstream in(idsPath);
     if (!in)

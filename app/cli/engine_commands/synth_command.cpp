@@ -1,6 +1,7 @@
 // `clausewright-cli synth`: a random-weight GGUF with the exact geometry of a model, for
 // benchmarks and tests.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/cli/engine_commands/gguf_write_report.h"
 #include "engine/model_files/model_presets.h"
 
@@ -13,6 +14,7 @@ int runSynth(std::span<char*> args)
 {
     CLI::App app { "Write a random-weight GGUF file with the exact geometry of a model preset",
         "synth" };
+    cw::cli::showDefaultsInHelp(app);
     std::string preset;
     std::string quant = "q4_k_m";
     std::string out;
@@ -26,7 +28,7 @@ int runSynth(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     if (list) {
         for (const auto& p : cw::engine::modelPresets())

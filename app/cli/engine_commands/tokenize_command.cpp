@@ -1,6 +1,7 @@
 // `clausewright-cli tokenize --model PATH (--text S | --file F)`: the token ids of a text
 // as a JSON array. PATH: a GGUF file, a model folder or a bare tokenizer.json.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@ namespace {
 int runTokenize(std::span<char*> args)
 {
     CLI::App app { "Print the token ids of a text as a JSON array", "tokenize" };
+    cw::cli::showDefaultsInHelp(app);
     std::string model, text, file;
     app.add_option("--model", model, "GGUF file, model folder or tokenizer.json")->required();
     auto* textOption = app.add_option("--text", text, "the text to tokenize");
@@ -24,7 +26,7 @@ int runTokenize(std::span<char*> args)
         if (!*textOption && !*fileOption)
             throw CLI::RequiredError("--text or --file");
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     if (*fileOption) {
         std::ifstream in(file, std::ios::binary);

@@ -4,6 +4,7 @@
 #include "engine/backend/cuda/cuda_weights.h"
 #include "engine/backend/cuda/device_memory.h"
 #include "engine/backend/cuda/step_layout_buffer.h"
+#include "engine/backend/cuda_start_error.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cuda/attention/paged_attention.h"
@@ -274,9 +275,10 @@ Result<void> CudaBackend::checkDevice()
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return makeError(std::string("no usable CUDA driver or GPU (") + cudaGetErrorString(e)
-            + "): install the NVIDIA driver for CUDA " + std::to_string(CUDART_VERSION / 1000) + "."
-            + std::to_string(CUDART_VERSION % 1000 / 10) + " or newer, or use --device cpu");
+        // The runtime says "driver version is insufficient" also where there is no driver.
+        const auto failure = classifyCudaStartFailure(
+            e == cudaErrorInsufficientDriver, e == cudaErrorNoDevice, nvidiaDriverLoaded());
+        return makeError(cudaStartErrorMessage(failure, CUDART_VERSION, cudaGetErrorString(e)));
     }
     if (m_options.device < 0 || m_options.device >= count)
         return makeError("cuda:" + std::to_string(m_options.device)

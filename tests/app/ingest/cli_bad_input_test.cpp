@@ -85,10 +85,11 @@ private slots:
     void opensAnEncryptedPdfWithItsPassword()
     {
         const CliRun flag = runCli({ QStringLiteral("review"), dataFile("encrypted.pdf"),
-            QStringLiteral("--password"), QStringLiteral("user-pw") });
+            QStringLiteral("--password"), QStringLiteral("user-pw"), QStringLiteral("--no-save") });
         QVERIFY2(flag.exitCode == 0, qPrintable(flag.err));
         QVERIFY(flag.out.contains(QStringLiteral("\"findings\"")));
-        const CliRun env = runCli({ QStringLiteral("review"), dataFile("encrypted.pdf") }, {},
+        const CliRun env = runCli(
+            { QStringLiteral("review"), dataFile("encrypted.pdf"), QStringLiteral("--no-save") }, {},
             { QStringLiteral("CW_PDF_PASSWORD=owner-pw") });
         QVERIFY2(env.exitCode == 0, qPrintable(env.err));
         const CliRun wrong = runCli({ QStringLiteral("review"), dataFile("encrypted.pdf"),

@@ -43,6 +43,49 @@ private slots:
         QVERIFY(text.contains(QStringLiteral("\u2022\ta bullet point")));
     }
 
+    // Every DOCX has pages, never "page 0": page breaks where the file has them (a section
+    // that starts a new page, <w:br w:type="page"/>), otherwise its sections.
+    void findsPagesFromBreaksAndSections_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<int>("pages");
+        QTest::addColumn<QList<int>>("paragraphPages"); // of "Section s paragraph p", in order
+        // Sections 1 and 2 (2 starts continuous) on page 1; 3 starts on a new page.
+        QTest::newRow("section breaks")
+            << "section-pages.docx" << 2 << QList<int> { 1, 1, 1, 1, 1, 1, 2, 2, 2 };
+        // One section, a page break after its second paragraph.
+        QTest::newRow("page break") << "page-break.docx" << 2 << QList<int> { 1, 1, 2 };
+        // No page break at all: each section is a page.
+        QTest::newRow("continuous sections")
+            << "continuous-sections.docx" << 3 << QList<int> { 1, 1, 1, 2, 2, 2, 3, 3, 3 };
+    }
+
+    void findsPagesFromBreaksAndSections()
+    {
+        QFETCH(QString, file);
+        QFETCH(int, pages);
+        QFETCH(QList<int>, paragraphPages);
+        auto document = cw::readDocument(dataFile(file.toUtf8().constData()));
+        QVERIFY2(document.ok(), document.ok() ? "" : document.error().message.c_str());
+        QCOMPARE(document->pageCount(), pages);
+        QList<int> seen;
+        for (const cw::TextLine& line : document->lines) {
+            QVERIFY(document->text.mid(line.start, line.end - line.start).startsWith("Section"));
+            seen.append(line.page);
+        }
+        QCOMPARE(seen, paragraphPages);
+    }
+
+    void aFileWithoutBreaksIsOnePage()
+    {
+        auto document = cw::readDocument(dataFile("numbered.docx"));
+        QVERIFY(document.ok());
+        QCOMPARE(document->pageCount(), 1);
+        for (const cw::TextLine& line : document->lines)
+            QCOMPARE(line.page, 1);
+        QCOMPARE(document->pageAt(document->text.size() / 2), 1);
+    }
+
     void keepsTablesTabsAndBreaksAndDropsDeletions()
     {
         auto document = cw::readDocument(dataFile("numbered.docx"));

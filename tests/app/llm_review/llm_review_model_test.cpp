@@ -286,10 +286,11 @@ private slots:
         QCOMPARE(refused.exitCode(), 2);
         QVERIFY(refused.readAllStandardError().contains("--model"));
 
+        // --model alone runs the model too (no --heads all needed).
         QProcess cli;
         cli.start(CW_CLI_PATH,
-            { "review", kContract, "--text-only", "--model", kModelA, "--heads", "all", "--threads",
-                "2", "--format", "json" });
+            { "review", kContract, "--text-only", "--model", kModelA, "--threads", "2", "--format",
+                "json", "--no-save" });
         QVERIFY(cli.waitForFinished(120000));
         const QByteArray err = cli.readAllStandardError();
         QVERIFY2(cli.exitCode() == 0, err.constData());

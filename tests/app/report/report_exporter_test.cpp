@@ -78,6 +78,9 @@ private slots:
     void csvQuotesPerRfc4180();
     void pdfHasTextCjkAndRiskColours();
     void findingWithoutCalibrationShowsNoConfidence();
+    void summaryFollowsACorrection();
+    void unreadPagesAreStatedAtTheTop();
+    void documentWithoutPagesShowsNoPageZero();
     void setsPermissionsWithoutTouchingTheUmask();
     void refusesUnwritablePaths();
     void fullDiskLeavesNoFileAndKeepsTheOldOne();
@@ -291,7 +294,8 @@ void ReportExporterTest::findingWithoutCalibrationShowsNoConfidence()
     QVERIFY(!back->findings[3].confidence.has_value());
     QCOMPARE(back->findings[0].confidence, std::optional<double>(0.97));
     const QString md = QString::fromUtf8(reviewToMarkdown(review));
-    QVERIFY2(md.contains("**Governing Law** — risk **Low**, page 1, confidence 0.97"), qPrintable(md));
+    QVERIFY2(
+        md.contains("**Governing Law** — risk **Low**, page 1, confidence 0.97"), qPrintable(md));
     QVERIFY2(md.contains(
                  QRegularExpression("\\*\\*Parties\\*\\* — risk \\*\\*[A-Za-z]+\\*\\*, page 1\n")),
         qPrintable(md));
@@ -384,6 +388,113 @@ void ReportExporterTest::fullDiskLeavesNoFileAndKeepsTheOldOne()
     QVERIFY(!QFile::exists(temp.path() + "/new-report.html"));
     const QStringList left = QDir(temp.path()).entryList(QDir::Files | QDir::Hidden);
     QCOMPARE(left, QStringList { "report.html" }); // no temporary file left behind
+}
+
+namespace {
+
+// The report's text: PDF through pdftotext (empty when poppler-utils is missing), the others
+// as they are.
+QString reportText(const Review& review, ReportFormat format)
+{
+    if (format != ReportFormat::Pdf) {
+        Result<QByteArray> bytes = renderReport(review, format);
+        return bytes ? QString::fromUtf8(*bytes) : QString();
+    }
+    if (QStandardPaths::findExecutable("pdftotext").isEmpty())
+        return {};
+    const QString pdf = QStringLiteral(CW_TEST_BINARY_DIR "/text-check.pdf");
+    if (!exportReview(review, ReportFormat::Pdf, pdf).ok())
+        return {};
+    bool ok = false;
+    return runTool("pdftotext", { "-enc", "UTF-8", pdf, "-" }, &ok).simplified();
+}
+
+} // namespace
+
+// A finding corrected after the review (High to Medium) is counted as it now is in every
+// format, the sentence included: the stored summary from when the review ran is not reused.
+void ReportExporterTest::summaryFollowsACorrection()
+{
+    Review review = testing::sampleReview();
+    review.findings[1].risk = Risk::Medium; // the renewal, High when reviewed
+    review.findings[0].category = QStringLiteral("Cap on Liability"); // now found
+    const QString sentence = QStringLiteral("4 findings against playbook \"Default buyer "
+                                            "playbook\": 0 high, 2 medium, 1 low risk. Expected "
+                                            "but not found: Limitation of Liability.");
+    const QString md = reportText(review, ReportFormat::Markdown);
+    QVERIFY2(md.contains(QStringLiteral("4 findings against playbook \"Default buyer playbook\": "
+                                        "0 high, 2 medium, 1 low risk.")),
+        qPrintable(md));
+    QVERIFY(md.contains("| High | 0 |"));
+    QVERIFY(md.contains("| Medium | 2 |"));
+    QVERIFY(!md.contains("Cap on Liability,") && !md.contains(", Cap on Liability"));
+    const QString html = reportText(review, ReportFormat::Html);
+    QVERIFY2(html.contains(sentence.toHtmlEscaped()), qPrintable(html));
+    const QJsonObject summary
+        = QJsonDocument::fromJson(reviewToJson(review)).object().value("summary").toObject();
+    QCOMPARE(summary.value("text").toString(), sentence);
+    QCOMPARE(summary.value("high").toInt(), 0);
+    QCOMPARE(summary.value("medium").toInt(), 2);
+    QCOMPARE(summary.value("missing_categories").toArray().size(), 1);
+    const QString pdf = reportText(review, ReportFormat::Pdf);
+    if (pdf.isEmpty())
+        QSKIP("poppler-utils (pdftotext) not installed: the PDF report was not checked");
+    QVERIFY2(pdf.contains("0 high, 2 medium, 1 low risk."), qPrintable(pdf));
+}
+
+// A scanned page is named before anything else in every format, with what it means for the
+// "expected but not found" list.
+void ReportExporterTest::unreadPagesAreStatedAtTheTop()
+{
+    Review review = testing::sampleReview();
+    review.document.pages[1].hasTextLayer = false;
+    const QString md = reportText(review, ReportFormat::Markdown);
+    const qsizetype note = md.indexOf("**Not read:** Page 2 of 2 has no text layer");
+    QVERIFY2(note > 0, qPrintable(md));
+    QVERIFY(note < md.indexOf("- **Document:**"));
+    QVERIFY(md.contains("expected but not found"));
+    const QString html = reportText(review, ReportFormat::Html);
+    const qsizetype htmlNote = html.indexOf("<strong>Not read:</strong> Page 2 of 2");
+    QVERIFY2(htmlNote > 0, qPrintable(html));
+    QVERIFY(htmlNote < html.indexOf("<h2>Summary</h2>"));
+    const QJsonObject summary
+        = QJsonDocument::fromJson(reviewToJson(review)).object().value("summary").toObject();
+    QCOMPARE(summary.value("unread_pages").toArray(), QJsonArray { 2 });
+    QVERIFY(summary.value("unread_note").toString().startsWith("Page 2 of 2 has no text layer"));
+    // Every page read: no note anywhere.
+    QVERIFY(!reportText(testing::sampleReview(), ReportFormat::Markdown).contains("Not read"));
+    const QString pdf = reportText(review, ReportFormat::Pdf);
+    if (pdf.isEmpty())
+        QSKIP("poppler-utils (pdftotext) not installed: the PDF report was not checked");
+    const qsizetype pdfNote = pdf.indexOf("Not read: Page 2 of 2 has no text layer");
+    QVERIFY2(pdfNote > 0, qPrintable(pdf));
+    QVERIFY(pdfNote < pdf.indexOf("Summary"));
+}
+
+// A text file without form feeds has no pages: the reports say so and show "-", never
+// "0 pages" or "page 0".
+void ReportExporterTest::documentWithoutPagesShowsNoPageZero()
+{
+    Review review = testing::sampleReview();
+    review.document.format = DocumentFormat::PlainText;
+    review.document.pages.clear();
+    for (TextLine& line : review.document.lines)
+        line.page = 0;
+    for (Clause& clause : review.clauses)
+        clause.page = 0;
+    for (Finding& finding : review.findings)
+        finding.page = 0;
+    const QRegularExpression pageZero(QStringLiteral("\\b0 pages|page 0|p\\. 0"));
+    for (const ReportFormat format :
+        { ReportFormat::Markdown, ReportFormat::Html, ReportFormat::Pdf }) {
+        const QString text = reportText(review, format);
+        if (text.isEmpty() && format == ReportFormat::Pdf)
+            continue; // no pdftotext; the other two are checked
+        QVERIFY2(!text.contains(pageZero), qPrintable(reportFormatName(format) + ": " + text));
+        QVERIFY2(text.contains("no pages"), qPrintable(reportFormatName(format)));
+    }
+    const QString md = reportText(review, ReportFormat::Markdown);
+    QVERIFY(md.contains("### 1. Governing Law (page -)"));
 }
 
 QTEST_MAIN(ReportExporterTest)

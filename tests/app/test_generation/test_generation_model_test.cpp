@@ -7,6 +7,7 @@
 #include "app/code_skills/skill_output.h"
 #include "app/test_generation/engine_skill_model.h"
 #include "app/test_generation/test_generation.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QElapsedTimer>
 #include <QStandardPaths>
@@ -126,10 +127,10 @@ private slots:
     {
         auto sandbox = Sandbox::create();
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         auto shared = std::make_shared<Sandbox>(*sandbox);
         if (!probeToolchain(*shared, "python"))
-            QSKIP("no pytest and coverage.py");
+            CW_SKIP_NO_SANDBOX("no pytest and coverage.py");
         EngineSkillModel model(m_session);
         const CodeSkill skill = limited("python-pytest", 16);
         TestGenerationOptions options;
@@ -150,5 +151,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestGenerationModelTest)
+CW_SANDBOX_TEST_MAIN(TestGenerationModelTest)
 #include "test_generation_model_test.moc"

@@ -5,6 +5,7 @@
 // (skipped without bwrap, python3-pytest or python3-coverage).
 #include "app/code_skills/code_skill_host.h"
 #include "app/test_generation/test_generation.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QStandardPaths>
 #include <QtTest>
@@ -44,10 +45,10 @@ private slots:
         limits.wallSeconds = 10;
         auto sandbox = Sandbox::create(limits);
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         m_sandbox = std::make_shared<Sandbox>(*sandbox);
         if (auto python = probeToolchain(*m_sandbox, "python"); !python)
-            QSKIP(python.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(python.error().message.c_str());
     }
 
     void repairsUntilATestIsKept()
@@ -89,7 +90,10 @@ private slots:
 
         const TestGenerationRound& r2 = report->rounds[1];
         QVERIFY(r2.run.built);
-        QCOMPARE(r2.verdicts[0].reason, QString("failed"));
+        // Its assertion fails in every run: shown as a possible bug in the code (the next
+        // round replaces it with a passing test of the same name, which takes it off).
+        QCOMPARE(r2.verdicts[0].reason, QString("fails: the code may be wrong here"));
+        QVERIFY(r2.verdicts[0].suspectsCode);
         const QString prompt3 = model.prompts()[2].user;
         QVERIFY2(prompt3.contains("Test test_half failed") && prompt3.contains("assert 5.0 == 4"),
             qPrintable(prompt3));
@@ -111,6 +115,8 @@ private slots:
         QVERIFY2(report->finalRun.allPassed(), qPrintable(report->finalRun.output));
         QCOMPARE(report->finalRun.cases.size(), 2);
         QVERIFY(report->problem.isEmpty());
+        QVERIFY2(report->failingTests.isEmpty(), qPrintable(report->failingTests));
+        QCOMPARE(report->failing, 0);
         QVERIFY(report->coverageMeasured);
         QCOMPARE(report->coverageBefore, 0.0);
         QVERIFY(report->coverageAfter > 60 && report->coverageAfter < 100);
@@ -246,5 +252,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestGenerationTest)
+CW_SANDBOX_TEST_MAIN(TestGenerationTest)
 #include "test_generation_test.moc"

@@ -3,6 +3,7 @@
 // history and found by testgen-history search, run-tests' text and JSON (checked against
 // resources/schemas), and the refusals (no model, binary file, unknown language).
 #include "tests/app/report/json_schema_check.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QFile>
 #include <QJsonArray>
@@ -78,7 +79,7 @@ private slots:
     void generatesRepairsAndKeeps()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         const QString out = m_dir.filePath("test_pricing.py");
         const QString db = m_dir.filePath("history.sqlite");
         const CliResult r = cli({ "testgen", "--file", m_dir.filePath("pricing.py"), "--replay",
@@ -97,7 +98,8 @@ private slots:
                      .toArray()[0]
                      .toObject()["reason"]
                      .toString(),
-            QString("failed"));
+            QString("fails: the code may be wrong here"));
+        QCOMPARE(json["failing"].toInt(), 0); // round 2's passing test_half replaced it
         QFile kept(out);
         QVERIFY(kept.open(QIODevice::ReadOnly));
         const QString tests = QString::fromUtf8(kept.readAll());
@@ -125,7 +127,7 @@ private slots:
     void keepingNoTestExitsOneAndWritesNothing()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         const QJsonArray answers {
             "```python\nfrom pricing import discount\n\n\n"
             "def test_half():\n    assert discount(10, 'HALF') == 4\n```\n"
@@ -142,10 +144,72 @@ private slots:
         QVERIFY2(r.out.isEmpty(), qPrintable(r.out));
     }
 
+    // A generated test whose assertion fails against the code is shown, not dropped: the
+    // code halves nothing, as its docstring says it should.
+    void showsATestThatFailsAgainstTheCode()
+    {
+        if (!m_canRun)
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
+        writeFile(m_dir.filePath("halving.py"),
+            "def half(total):\n    \"\"\"Half of total.\"\"\"\n    return total / 3\n\n\n"
+            "def same(total):\n    return total\n");
+        const QJsonArray answers { "```python\nfrom halving import half, same\n\n\n"
+                                   "def test_half():\n    assert half(10) == 5\n\n\n"
+                                   "def test_same():\n    assert same(4) == 4\n```\n" };
+        writeFile(m_dir.filePath("halving_answers.json"), QJsonDocument(answers).toJson());
+        const CliResult r = cli({ "testgen", "--file", m_dir.filePath("halving.py"), "--replay",
+            m_dir.filePath("halving_answers.json"), "--run", "--rounds", "1", "--no-history",
+            "--format", "json" });
+        QVERIFY2(r.exitCode == 0, qPrintable(r.err));
+        const QStringList problems = schemaProblems("testgen.schema.json", r.out);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
+        const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(json["kept"].toInt(), 1);
+        QCOMPARE(json["failing"].toInt(), 1);
+        QVERIFY(json["failing_tests"].toString().contains("def test_half():"));
+        QVERIFY(!json["kept_tests"].toString().contains("test_half"));
+        const QJsonObject verdict
+            = json["rounds"].toArray()[0].toObject()["verdicts"].toArray()[0].toObject();
+        QCOMPARE(verdict["reason"].toString(), QString("fails: the code may be wrong here"));
+        QVERIFY(verdict["suspects_code"].toBool());
+        QVERIFY2(r.err.contains("1 generated test fails against the code: the code may be wrong"),
+            qPrintable(r.err));
+        QVERIFY2(r.err.contains("assert half(10) == 5"), qPrintable(r.err));
+    }
+
+    // --format json always prints JSON: without --run, an answer that cannot be read, and an
+    // error before any answer.
+    void jsonFormatAlwaysPrintsJson()
+    {
+        const CliResult unverified = cli({ "testgen", "--file", m_dir.filePath("pricing.py"),
+            "--replay", m_dir.filePath("answers.json"), "--no-history", "--format", "json" });
+        QVERIFY2(unverified.exitCode == 0, qPrintable(unverified.err));
+        const QJsonObject shown = QJsonDocument::fromJson(unverified.out.toUtf8()).object();
+        QVERIFY2(shown["kept_tests"].toString().contains("def test_half():"),
+            qPrintable(unverified.out));
+        QVERIFY(schemaProblems("testgen.schema.json", unverified.out).isEmpty());
+
+        writeFile(m_dir.filePath("prose.json"), R"(["I would test the discount function."])");
+        const CliResult unreadable = cli({ "testgen", "--file", m_dir.filePath("pricing.py"),
+            "--replay", m_dir.filePath("prose.json"), "--no-history", "--format", "json" });
+        QCOMPARE(unreadable.exitCode, 1);
+        const QJsonObject prose = QJsonDocument::fromJson(unreadable.out.toUtf8()).object();
+        QVERIFY2(
+            prose["problem"].toString().contains("could not be read"), qPrintable(unreadable.out));
+        QVERIFY(!prose["rounds"].toArray()[0].toObject()["parse_error"].toString().isEmpty());
+        QCOMPARE(prose["answer"].toString(), QString("I would test the discount function."));
+
+        const CliResult noModel
+            = cli({ "testgen", "--file", m_dir.filePath("pricing.py"), "--format", "json" });
+        QCOMPARE(noModel.exitCode, 2);
+        const QJsonObject error = QJsonDocument::fromJson(noModel.out.toUtf8()).object();
+        QVERIFY2(error["error"].toString().contains("a model is needed"), qPrintable(noModel.out));
+    }
+
     void runTestsReportsFailuresAsJson()
     {
         if (!m_canRun)
-            QSKIP("no bubblewrap, pytest or coverage.py here");
+            CW_SKIP_NO_SANDBOX("no bubblewrap, pytest or coverage.py here");
         writeFile(m_dir.filePath("failing_test.py"),
             "from pricing import discount\n\n\ndef test_wrong():\n    assert discount(4, 'HALF') "
             "== 3\n");
@@ -156,6 +220,9 @@ private slots:
         QVERIFY2(problems.isEmpty(), qPrintable(problems.join('\n')));
         const QJsonObject json = QJsonDocument::fromJson(r.out.toUtf8()).object();
         QCOMPARE(json["failed"].toInt(), 1);
+        // Run under the user's own file name, not the runner's test_pricing.py.
+        QCOMPARE(json["test_file"].toString(), QString("failing_test.py"));
+        QVERIFY2(!r.out.contains("test_pricing.py"), qPrintable(r.out));
         QCOMPARE(json["tests"].toArray()[0].toObject()["outcome"].toString(), QString("failed"));
         QVERIFY(
             json["tests"].toArray()[0].toObject()["output"].toString().contains("assert 2.0 == 3"));
@@ -187,5 +254,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestgenCliTest)
+CW_SANDBOX_TEST_MAIN(TestgenCliTest)
 #include "testgen_cli_test.moc"

@@ -2,6 +2,7 @@
 // attempt is stopped, reported in one line, and leaves the user's files untouched. Skipped
 // where bwrap is missing or cannot make namespaces here.
 #include "app/test_runner/sandbox.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QDir>
 #include <QElapsedTimer>
@@ -46,12 +47,12 @@ private slots:
     void initTestCase()
     {
         if (!QFile::exists(kPython))
-            QSKIP("no /usr/bin/python3 to write the escapes in");
+            CW_SKIP_NO_SANDBOX("no /usr/bin/python3 to write the escapes in");
         SandboxLimits limits;
         limits.wallSeconds = 20;
         auto sandbox = Sandbox::create(limits);
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         m_sandbox = *sandbox;
         QVERIFY(m_work.isValid());
         QVERIFY(Sandbox::prepareWorkDir(m_work.path().toStdString()).ok());
@@ -229,6 +230,79 @@ private slots:
         QVERIFY(QFileInfo(m_work.filePath("big.bin")).size() <= qint64(limits.fileSizeBytes));
     }
 
+    // The seccomp filter is installed on what runs inside and refuses the calls escapes are
+    // made of; threads and processes still start (clone3 falls back to clone).
+    void seccompRefusesWhatEscapesNeed()
+    {
+        if (QSysInfo::currentCpuArchitecture() != QLatin1String("x86_64"))
+            QSKIP("the raw system call numbers below are x86_64's");
+        const SandboxResult r = runPython(R"(
+import ctypes, errno, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+def call(name, *args):
+    return 'ok' if getattr(libc, name)(*args) >= 0 else errno.errorcode[ctypes.get_errno()]
+status = open('/proc/self/status').read()
+print('seccomp', status.split('Seccomp:')[1].split()[0])
+print('ptrace', call('ptrace', 0, 0, 0, 0))
+print('unshare', call('unshare', 0x10000000))
+print('keyctl', call('syscall', 250, 0, -3, 0))
+print('bpf', call('syscall', 321, 0, 0, 0))
+print('userfaultfd', call('syscall', 323, 0))
+print('mount', call('mount', b'none', b'/sandbox', b'tmpfs', 0, None))
+print('clone3', call('syscall', 435, 0, 0))
+t = threading.Thread(target=lambda: None); t.start(); t.join()
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print('fork', os.waitpid(pid, 0)[1] >> 8)
+)");
+        QVERIFY2(r.succeeded(), r.output.c_str());
+        for (const char* expected : { "seccomp 2", "ptrace EPERM", "unshare EPERM", "keyctl EPERM",
+                 "bpf EPERM", "userfaultfd EPERM", "mount EPERM", "clone3 ENOSYS", "fork 7" })
+            QVERIFY2(r.output.find(expected) != std::string::npos,
+                (std::string(expected) + " not in:\n" + r.output).c_str());
+    }
+
+    // Several processes that each stay under the per-process limit are stopped together by
+    // the run's memory limit (a cgroup per run). Where no cgroup can be made, only the
+    // per-process limit holds: then this is skipped and the note says why.
+    void memoryLimitHoldsForAllProcessesTogether()
+    {
+        if (!m_sandbox->sharesMemoryLimit())
+            QSKIP(m_sandbox->memoryNote().c_str());
+        QVERIFY2(m_sandbox->memoryNote().find("together") != std::string::npos,
+            m_sandbox->memoryNote().c_str());
+        SandboxLimits limits = m_sandbox->limits();
+        limits.memoryBytes = 256ull << 20;
+        limits.addressSpaceBytes = 1ull << 30; // each process alone stays far below
+        const SandboxResult r = runPython(R"(
+import os, time
+children = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        block = b'x' * (120 << 20)
+        time.sleep(2)
+        os._exit(0)
+    children.append(pid)
+for pid in children:
+    os.waitpid(pid, 0)
+print('all done')
+)",
+            limits);
+        QVERIFY2(r.memoryLimit, r.output.c_str());
+        QVERIFY(!r.succeeded());
+        QCOMPARE(QString::fromStdString(r.limitMessage(limits)),
+            QString("stopped: its processes together used more than the 256 MiB memory limit"));
+        // The same processes under a limit they fit in run to the end.
+        limits.memoryBytes = 1ull << 30;
+        const SandboxResult fits = runPython(
+            "import os\nfor i in range(2):\n    if os.fork() == 0:\n        b = b'x' * (60 << 20)\n"
+            "        os._exit(0)\nos.wait(); os.wait(); print('all done')",
+            limits);
+        QVERIFY2(fits.succeeded() && !fits.memoryLimit, fits.output.c_str());
+    }
+
     void cancelStopsItAtOnce()
     {
         QElapsedTimer timer;
@@ -242,5 +316,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(SandboxEscapeTest)
+CW_SANDBOX_TEST_MAIN(SandboxEscapeTest)
 #include "sandbox_escape_test.moc"

@@ -5,6 +5,8 @@
 #include "app/test_runner/go_test_runner.h"
 #include "app/test_runner/node_test_runner.h"
 #include "app/test_runner/test_workspace.h"
+#include "app/test_runner/unfinished_tests.h"
+#include "tests/app/test_runner/sandbox_skip.h"
 
 #include <QtTest>
 
@@ -82,7 +84,7 @@ private slots:
     {
         auto sandbox = Sandbox::create();
         if (!sandbox)
-            QSKIP(sandbox.error().message.c_str());
+            CW_SKIP_NO_SANDBOX(sandbox.error().message.c_str());
         m_sandbox = std::make_shared<Sandbox>(*sandbox);
     }
 
@@ -172,6 +174,109 @@ private slots:
         QVERIFY(!broken.failureReport().isEmpty());
     }
 
+    // A test that hangs: the run is stopped by the wall-time limit, the test that finished
+    // keeps its result and the hanging one is named as the one that did not finish.
+    void keepsFinishedResultsWhenATestHangs_data()
+    {
+        QTest::addColumn<QString>("language");
+        QTest::addColumn<QString>("tests");
+        QTest::addColumn<QString>("finished");
+        QTest::addColumn<QString>("hung");
+        QTest::newRow("python") << "python"
+                                << "import time\nfrom calc import add\n\n\ndef test_add():\n"
+                                   "    assert add(2, 3) == 5\n\n\ndef test_hang():\n"
+                                   "    time.sleep(600)\n"
+                                << "test_add"
+                                << "test_hang";
+        QTest::newRow("cpp") << "cpp"
+                             << "#include \"calc.h\"\n#include <gtest/gtest.h>\n#include <thread>\n"
+                                "TEST(Calc, Add) { EXPECT_EQ(add(2, 3), 5); }\n"
+                                "TEST(Calc, Hang) { std::this_thread::sleep_for(std::chrono::"
+                                "minutes(10)); }\n"
+                             << "Calc.Add"
+                             << "Calc.Hang";
+    }
+
+    void keepsFinishedResultsWhenATestHangs()
+    {
+        QFETCH(QString, language);
+        QFETCH(QString, tests);
+        QFETCH(QString, finished);
+        QFETCH(QString, hung);
+        auto probe = probeToolchain(*m_sandbox, language);
+        if (!probe)
+            QSKIP(probe.error().message.c_str());
+        SandboxLimits limits = m_sandbox->limits();
+        // Builds run under buildLimits, which allow more. (Go takes the same path as C++,
+        // from its console lines; left out to keep the test quick.)
+        limits.wallSeconds = 4;
+        auto sandbox = Sandbox::create(limits);
+        QVERIFY2(sandbox.ok(), sandbox.ok() ? "" : sandbox.error().message.c_str());
+        const LanguageCase c = caseFor(language);
+        auto created = TestWorkspace::create(
+            std::make_shared<Sandbox>(*sandbox), language, c.fileName, c.code);
+        QVERIFY(created.ok());
+        const TestRunResult r = (*created)->run(tests);
+        QVERIFY2(r.built, qPrintable(r.buildOutput));
+        QVERIFY2(r.limitMessage.contains("wall-time"), qPrintable(r.limitMessage));
+        QCOMPARE(r.cases.size(), 2);
+        QCOMPARE(r.cases[0].name, finished);
+        QCOMPARE(r.cases[0].outcome, TestOutcome::Passed);
+        QCOMPARE(r.cases[1].name, hung);
+        QCOMPARE(r.cases[1].outcome, TestOutcome::Failed);
+        QVERIFY2(r.cases[1].output.startsWith("did not finish: stopped: ran past the 4 s"),
+            qPrintable(r.cases[1].output));
+        QVERIFY(!r.allPassed());
+    }
+
+    void readsProgressOfAStoppedRun()
+    {
+        QStringList started;
+        QList<TestCaseResult> cases = readGoogleTestProgress(
+            "[==========] Running 3 tests\n[ RUN      ] A.One\n[       OK ] A.One (3 ms)\n"
+            "[ RUN      ] A.Two\nx.cpp:9: Failure\n[  FAILED  ] A.Two (1 ms)\n"
+            "[ RUN      ] A.Three\n",
+            started);
+        QCOMPARE(started, (QStringList { "A.One", "A.Two", "A.Three" }));
+        QCOMPARE(cases.size(), 2);
+        QCOMPARE(cases[1].outcome, TestOutcome::Failed);
+        QVERIFY(cases[1].output.contains("x.cpp:9: Failure"));
+        addUnfinishedTests(cases, started, "stopped: ran past the 30 s wall-time limit");
+        QCOMPARE(cases.size(), 3);
+        QCOMPARE(cases[2].name, QString("A.Three"));
+        QCOMPARE(
+            cases[2].output, QString("did not finish: stopped: ran past the 30 s wall-time limit"));
+
+        started.clear();
+        cases = readPytestProgress("start\ttest_x.py::test_a\npassed\ttest_x.py::test_a\t0.010\n"
+                                   "start\ttest_x.py::TestK::test_b[2]\n",
+            started);
+        QCOMPARE(cases.size(), 1);
+        QCOMPARE(cases[0].name, QString("test_a"));
+        QCOMPARE(started.last(), QString("test_b[2]"));
+    }
+
+    // The user's test file keeps its name in what the framework prints.
+    void runsTheTestFileUnderTheUsersName()
+    {
+        auto probe = probeToolchain(*m_sandbox, "python");
+        if (!probe)
+            QSKIP(probe.error().message.c_str());
+        const LanguageCase c = caseFor("python");
+        auto ws = workspace("python", c);
+        QVERIFY(ws);
+        QVERIFY(!ws->useTestFileName("cw_progress.py")); // the runner's own
+        QVERIFY(!ws->useTestFileName("calc.py")); // the code's
+        QVERIFY(!ws->useTestFileName("bad name.py"));
+        QVERIFY(!ws->useTestFileName("bad.go"));
+        QVERIFY(ws->useTestFileName("test_bad.py"));
+        QCOMPARE(ws->testFile(), QString("test_bad.py"));
+        const TestRunResult r = ws->run(c.tests);
+        QCOMPARE(r.failed(), 1);
+        QVERIFY2(r.output.contains("test_bad.py"), qPrintable(r.output));
+        QVERIFY2(!r.output.contains("test_calc.py"), qPrintable(r.output));
+    }
+
     void readsGoOutputAndProfiles()
     {
         const auto cases
@@ -198,5 +303,5 @@ private slots:
     }
 };
 
-QTEST_GUILESS_MAIN(TestRunnerTest)
+CW_SANDBOX_TEST_MAIN(TestRunnerTest)
 #include "test_runner_test.moc"

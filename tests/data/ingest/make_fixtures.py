@@ -121,6 +121,29 @@ def document_xml():
             + "".join(body) + "<w:sectPr/></w:body></w:document>")
 
 
+def sect_pr(kind):
+    return "<w:sectPr/>" if kind is None else f'<w:sectPr><w:type w:val="{kind}"/></w:sectPr>'
+
+
+def sections_xml(types, page_break=False):
+    """Three paragraphs per section, one section per entry of `types`: its w:type (None: none,
+    i.e. nextPage), which says how that section starts after the one before. Each section but
+    the last ends with a paragraph holding its sectPr; the last one's is the body's. With
+    page_break, the second paragraph of the first section ends in <w:br w:type="page"/>."""
+    body = []
+    for s, kind in enumerate(types):
+        last = s == len(types) - 1
+        for p in range(3):
+            extra = ('<w:r><w:br w:type="page"/></w:r>' if page_break and s == 0 and p == 1 else "")
+            text = f"Section {s + 1} paragraph {p + 1}."
+            if p == 2 and not last:
+                body.append(f'<w:p><w:pPr>{sect_pr(kind)}</w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>')
+            else:
+                body.append(para(text, extra=extra))
+    return (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:document {W}><w:body>'
+            + "".join(body) + sect_pr(types[-1]) + "</w:body></w:document>")
+
+
 def docx(path, document, numbering=NUMBERING, styles=STYLES):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("[Content_Types].xml", CONTENT_TYPES)
@@ -141,4 +164,9 @@ if __name__ == "__main__":
     with zipfile.ZipFile("no-document-part.docx", "w") as z:
         z.writestr("[Content_Types].xml", CONTENT_TYPES)
         z.writestr("hello.txt", "no word part here")
+    # Pages from section breaks that start a new page, from a page break, and sections
+    # counted as pages where the file has no page break at all.
+    docx("section-pages.docx", sections_xml([None, "continuous", "nextPage"]))
+    docx("page-break.docx", sections_xml([None], page_break=True))
+    docx("continuous-sections.docx", sections_xml([None, "continuous", "continuous"]))
     open("not-a-zip.docx", "wb").write(b"PK\x03\x04 this is not really a zip archive")

@@ -147,3 +147,24 @@ TEST(InspectCommand, reportsAnUnreadableModel)
     EXPECT_NE(rc, 0);
     EXPECT_NE(out.find("/nonexistent.gguf"), std::string::npos) << out;
 }
+
+TEST(InspectCommand, takesThePathAsItsArgument)
+{
+    const std::string path = tempPath("positional");
+    ASSERT_TRUE(cw::test::writeTinyGguf(path).ok());
+    const auto [rc, out] = runInspect({ path });
+    std::remove(path.c_str());
+    ASSERT_EQ(rc, 0) << out;
+    const auto json = nlohmann::json::parse(out, nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << out;
+    EXPECT_EQ(json["path"], path);
+}
+
+TEST(InspectCommand, usageErrorsExitWithTwo)
+{
+    // No model at all, an unknown option, a value out of range: 2, as getopt programs exit.
+    EXPECT_EQ(runInspect({}).first, 2);
+    EXPECT_EQ(runInspect({ "--no-such-option" }).first, 2);
+    EXPECT_EQ(runInspect({ "--model", "x.gguf", "--kv-bytes", "3" }).first, 2);
+    EXPECT_EQ(runInspect({ "--help" }).first, 0);
+}
