@@ -140,7 +140,7 @@ int main(int argc, char** argv)
             *served->model, *served->tokenizer, scheduling);
         cw::server::ServerOptions options;
         options.port = 0;
-        options.connections = clients + 8;
+        options.workers = cw::server::httpWorkersFor(scheduling);
         server = std::make_unique<cw::server::CompletionServer>(*served, *scheduler, options);
         if (auto bound = server->bind(); !bound) {
             std::fprintf(stderr, "bench_server_load: %s\n", bound.error().message.c_str());
