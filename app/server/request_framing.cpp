@@ -70,8 +70,10 @@ RequestFramer::State RequestFramer::scan(std::string_view received)
         if (end == std::string_view::npos) {
             // The request line alone may be checked before the head is whole.
             const std::size_t lineEnd = received.find("\r\n");
-            if ((lineEnd == std::string_view::npos ? received.size() : lineEnd)
-                > m_limits.maxRequestLineBytes)
+            // + 1: the CR of the line's CRLF may be here without its LF.
+            if (lineEnd == std::string_view::npos
+                    ? received.size() > m_limits.maxRequestLineBytes + 1
+                    : lineEnd > m_limits.maxRequestLineBytes)
                 return refuse(414,
                     "the request line is longer than "
                         + std::to_string(m_limits.maxRequestLineBytes) + " bytes",
@@ -216,6 +218,13 @@ RequestFramer::State RequestFramer::scanChunks(std::string_view received)
 {
     std::size_t at = m_chunkAt;
     for (;;) {
+        // Chunk lines cost bytes beyond the body (1-byte chunks: 6 for 1); more than the
+        // body limit again in them is not a client sending a body.
+        if (at - m_headEnd > 2 * m_limits.maxBodyBytes + kMaxChunkLine)
+            return refuse(413,
+                "the request body is larger than this server's limit of "
+                    + describeBytes(m_limits.maxBodyBytes),
+                "body_too_large");
         if (m_inChunk) {
             const std::size_t take = std::min(m_chunkLeft, received.size() - at);
             m_body.append(received.substr(at, take));
@@ -233,7 +242,7 @@ RequestFramer::State RequestFramer::scanChunks(std::string_view received)
         const std::size_t end = received.find("\r\n", std::max(m_searchFrom, at));
         if (end == std::string_view::npos) {
             const std::size_t limit = m_inTrailers ? m_limits.maxHeadBytes : kMaxChunkLine;
-            if (received.size() - at > limit)
+            if (received.size() - at > limit + 1) // + 1: the CR of a CRLF still to come
                 return refuse(400,
                     m_inTrailers ? "the body's trailers are too long"
                                  : "a chunk size line is too long",
@@ -242,6 +251,10 @@ RequestFramer::State RequestFramer::scanChunks(std::string_view received)
             break;
         }
         const std::string_view line = received.substr(at, end - at);
+        if (line.size() > (m_inTrailers ? m_limits.maxHeadBytes : kMaxChunkLine))
+            return refuse(400,
+                m_inTrailers ? "the body's trailers are too long" : "a chunk size line is too long",
+                "bad_chunk");
         at = end + 2;
         m_searchFrom = at;
         if (m_inTrailers) {
