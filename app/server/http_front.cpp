@@ -19,6 +19,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <thread>
 #include <unistd.h>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +34,11 @@ using Clock = std::chrono::steady_clock;
 // the client reads the answer rather than a reset (a close with unread bytes sends RST).
 constexpr auto kLinger = std::chrono::seconds(2);
 constexpr std::size_t kReadBlock = 64u << 10;
+// Read at most this much from one connection per wake-up: a client that sends as fast as
+// the network allows must not keep the front from the others (epoll reports it again).
+constexpr std::size_t kReadPerWake = 256u << 10;
+// A refused client that keeps sending is dropped after this much, linger or not.
+constexpr std::size_t kLingerBytes = 1u << 20;
 
 const char* reasonPhrase(int status)
 {
@@ -88,6 +94,7 @@ struct Connection {
     Clock::time_point since; // the current phase began (the eviction order)
     Clock::time_point deadline;
     std::size_t served = 0;
+    std::size_t discarded = 0; // bytes read and dropped while lingering
 };
 
 // The buffered request for httplib to read, and the socket it writes the answer to.
@@ -250,8 +257,16 @@ struct HttpFront::Impl {
             socklen_t size = sizeof remote;
             const int fd = ::accept4(listenFd, reinterpret_cast<sockaddr*>(&remote), &size,
                 SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0)
+            if (fd < 0) {
+                // Out of descriptors: make room, or give the workers a moment (the listening
+                // socket stays readable, so returning at once would spin).
+                if (errno == EMFILE || errno == ENFILE) {
+                    if (evictOne())
+                        continue;
+                    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                }
                 return;
+            }
             if (connections.size() >= options.maxConnections && !evictOne()) {
                 ::close(fd);
                 continue;
@@ -288,12 +303,16 @@ struct HttpFront::Impl {
     {
         char block[kReadBlock];
         if (c.phase == Connection::Phase::Lingering) {
-            for (ssize_t n; (n = ::recv(c.fd, block, sizeof block, 0)) != 0;)
+            for (ssize_t n; (n = ::recv(c.fd, block, sizeof block, 0)) != 0;) {
                 if (n < 0)
                     return errno == EAGAIN || errno == EINTR ? void() : close(c);
+                c.discarded += std::size_t(n);
+                if (c.discarded > kLingerBytes)
+                    break;
+            }
             return close(c);
         }
-        for (;;) {
+        for (std::size_t taken = 0; taken < kReadPerWake;) {
             const ssize_t n = ::recv(c.fd, block, sizeof block, 0);
             if (n > 0) {
                 if (buffered + std::size_t(n) > options.maxBufferedBytes)
@@ -303,6 +322,7 @@ struct HttpFront::Impl {
                         now);
                 c.received.append(block, std::size_t(n));
                 buffered += std::size_t(n);
+                taken += std::size_t(n);
                 if (!c.started) {
                     c.started = true; // the request's own clock starts with its first byte
                     c.deadline = now + options.requestTimeout;

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <csignal>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <thread>
 
 namespace {
@@ -104,6 +105,14 @@ int main(int argc, char** argv)
                 "--insecure-no-auth: listening on " + options.host
                     + " without API keys; anyone who can reach this address can use the model "
                       "unless a proxy in front checks who asks" } });
+    }
+
+    // Each connection is a descriptor: --max-connections needs more than the usual soft limit
+    // of 1024, so it is raised to the hard one.
+    rlimit files {};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
     }
 
     // SIGINT/SIGTERM are taken by one thread with sigwait, so no handler runs inside httplib
