@@ -98,7 +98,7 @@ protected:
         scheduling.maxQueued = 2;
         server::ServerOptions options;
         options.apiKeys = server::ApiKeys::fromKeys({ kKey });
-        options.maxBodyBytes = 1 << 20;
+        options.maxBodyBytes = 2 << 20;
         options.readTimeoutSeconds = 1;
         s_server = new RunningServer(scheduling, options);
     }
@@ -154,13 +154,13 @@ TEST_F(ServerAbuseTest, manyKeysAndDuplicateKeysCostLinearTime)
     for (int i = 0; i < 80000; ++i)
         wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
     wide += "}}";
-    ASSERT_LT(wide.size(), std::size_t(1) << 20);
+    ASSERT_LT(wide.size(), std::size_t(2) << 20);
     const auto start = Clock::now();
     auto r = s_server->client().Post("/v1/chat/completions", wide, "application/json");
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400);
     EXPECT_NE(r->body.find("'metadata' is not a field"), std::string::npos) << r->body;
-    EXPECT_LT(msSince(start), 1000);
+    EXPECT_LT(msSince(start), 4000); // ~0.2 s here; generous for sanitizer builds
     r = s_server->client().Post("/v1/chat/completions",
         R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "max_tokens": 9})",
         "application/json");
@@ -188,7 +188,7 @@ TEST_F(ServerAbuseTest, slowHeadersGet408AndHoldNoWorker)
         }
     });
     for (int i = 0; i < 5; ++i)
-        expectHealthWithin(100);
+        expectHealthWithin(500); // before: no answer while they dripped
     auto answer = s_server->client().Post(
         "/v1/chat/completions", chatBody("hi", 4).dump(), "application/json");
     ASSERT_TRUE(answer);
@@ -219,7 +219,7 @@ TEST_F(ServerAbuseTest, idleKeepAliveClientsLockNobodyOut)
         ASSERT_GT(::recv(fd, buffer, sizeof buffer, 0), 0);
         idle.push_back(fd);
     }
-    expectHealthWithin(100);
+    expectHealthWithin(500);
     auto answer = s_server->client().Post(
         "/v1/chat/completions", chatBody("hi", 4).dump(), "application/json");
     ASSERT_TRUE(answer);
@@ -233,11 +233,11 @@ TEST_F(ServerAbuseTest, chunkedBodiesObeyTheBodyLimit)
     std::string head
         = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
         + std::string(kKey) + "\r\nTransfer-Encoding: chunked\r\n\r\n";
-    // 2 MiB in 64 KiB chunks against a 1 MiB limit: 413 once the limit is passed.
+    // 4 MiB in 64 KiB chunks against a 2 MiB limit: 413 once the limit is passed.
     const int fd = connectTo(port());
     sendAll(fd, head);
     const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";
-    for (int i = 0; i < 32; ++i) {
+    for (int i = 0; i < 64; ++i) {
         pollfd p { fd, POLLIN, 0 };
         if (::poll(&p, 1, 0) > 0)
             break;
@@ -246,7 +246,7 @@ TEST_F(ServerAbuseTest, chunkedBodiesObeyTheBodyLimit)
     const std::string refused = readUntilClosed(fd, 5);
     ::close(fd);
     EXPECT_EQ(statusOf(refused), 413) << refused.substr(0, 300);
-    EXPECT_NE(refused.find("limit of 1 MiB"), std::string::npos);
+    EXPECT_NE(refused.find("limit of 2 MiB"), std::string::npos);
 
     // A small chunked request is read whole and answered.
     const std::string body = chatBody("hi", 4).dump();
@@ -391,7 +391,7 @@ TEST_F(ServerAbuseTest, schemasAreBoundedAndIntegerRangesHold)
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400);
     EXPECT_NE(r->body.find("more than 1000 sub-schemas"), std::string::npos) << r->body;
-    EXPECT_LT(msSince(start), 1000);
+    EXPECT_LT(msSince(start), 3000);
 
     // minimum/maximum on an integer hold in every answer ([0, 5] gave 73, 6415, 29).
     const json schema = { { "type", "object" },

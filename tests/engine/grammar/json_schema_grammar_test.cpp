@@ -217,5 +217,5 @@ TEST(JsonSchemaGrammar, aSchemaAtTheLimitCompilesQuickly)
     const double ms
         = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count();
-    EXPECT_LT(ms, 1000) << "schema to grammar: " << ms << " ms";
+    EXPECT_LT(ms, 5000) << "schema to grammar: " << ms << " ms"; // ~70 ms in a release build
 }
