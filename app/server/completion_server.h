@@ -48,11 +48,12 @@ struct ServerOptions {
 // waits or streams, and 8 more keep refusals (429) and errors immediate.
 std::size_t httpWorkersFor(const engine::SchedulerOptions& scheduling);
 
-// The OpenAI-compatible HTTP API over one model and its RequestScheduler (cpp-httplib):
-// GET /health, GET /metrics (Prometheus), GET /v1/models, POST /v1/chat/completions and
-// POST /v1/completions, streaming (SSE) or whole. Every error is a JSON body
-// {"error": {"message", "type", "code"}}; a streaming client that goes away cancels its
-// generation within one step.
+// The OpenAI-compatible HTTP API over one model and its RequestScheduler: GET /health,
+// GET /metrics (Prometheus), GET /v1/models, POST /v1/chat/completions and
+// POST /v1/completions, streaming (SSE) or whole. Connections belong to an HttpFront
+// (http_front.h), which hands cpp-httplib only whole requests to route and answer. Every
+// error is a JSON body {"error": {"message", "type", "code"}}; a client that goes away
+// cancels its generation (a stream at its next write, a whole answer within 20 ms).
 class CompletionServer {
 public:
     CompletionServer(
