@@ -98,10 +98,24 @@ bool ApiKeys::accepts(std::string_view key) const
 
 bool ApiKeys::acceptsAuthorization(std::string_view header) const
 {
-    constexpr std::string_view kBearer = "Bearer ";
-    if (header.size() <= kBearer.size() || header.substr(0, kBearer.size()) != kBearer)
+    // RFC 9110: the scheme is case-insensitive ("bearer" is "Bearer"), then one or more
+    // spaces, then the token. A key never holds spaces or control bytes (fromFile refuses
+    // them), so a value that does is refused whole rather than compared in part.
+    constexpr std::string_view kBearer = "bearer";
+    if (header.size() <= kBearer.size())
         return false;
-    return accepts(header.substr(kBearer.size()));
+    for (std::size_t i = 0; i < kBearer.size(); ++i)
+        if ((header[i] | 0x20) != kBearer[i])
+            return false;
+    std::string_view key = header.substr(kBearer.size());
+    if (key.front() != ' ')
+        return false;
+    while (!key.empty() && key.front() == ' ')
+        key.remove_prefix(1);
+    for (unsigned char c : key)
+        if (c <= 0x20 || c == 0x7F)
+            return false;
+    return !key.empty() && accepts(key);
 }
 
 } // namespace cw::server

@@ -6,6 +6,7 @@
 #include "app/server/openai_request.h"
 #include "app/server/openai_responses.h"
 #include "app/server/request_log.h"
+#include "engine/sampling/json_schema_grammar.h"
 
 #include <httplib.h>
 
@@ -16,7 +17,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // A grammar for "any JSON object" (response_format json_object).
-constexpr const char* kAnyObjectSchema = R"({"type": "object", "additionalProperties": true})";
+const nlohmann::ordered_json& anyObjectSchema()
+{
+    static const auto schema
+        = nlohmann::ordered_json { { "type", "object" }, { "additionalProperties", true } };
+    return schema;
+}
 // A streaming client hears at least this often (an SSE comment while the prompt is
 // prefilled or the queue waits), which is also how a client that left is noticed.
 constexpr auto kHeartbeat = std::chrono::seconds(1);
@@ -26,6 +32,17 @@ constexpr auto kDisconnectCheck = std::chrono::milliseconds(20);
 double secondsBetween(Clock::time_point a, Clock::time_point b)
 {
     return std::chrono::duration<double>(b - a).count();
+}
+
+// The log line of a request whose client left: why, and the tokens it cost until the
+// scheduler stopped it (the scheduler answers within a step; a log line does not wait long).
+void noteClientLeft(AnswerChannel& channel)
+{
+    auto& log = requestLog();
+    log["cancelled"] = "client disconnected";
+    const auto* outcome = channel.waitUntilFinished(Clock::now() + std::chrono::milliseconds(200));
+    if (outcome && *outcome)
+        log["completion_tokens"] = (*outcome)->ids.size();
 }
 
 // What the streaming provider keeps between its calls.
@@ -54,17 +71,21 @@ void CompletionServer::completions(
                 + "' (GET /v1/models)",
             "model_not_found");
 
-    std::string text = parsed->prompt;
+    // The messages' text is tokenized as text: "<|im_end|>" typed by a user is not a control
+    // token (only the template writes those); a raw /v1/completions prompt is the client's
+    // own template and keeps them.
+    engine::ChatPrompt rendered { parsed->prompt, {} };
     if (chat) {
         engine::ChatOptions chatOptions;
         chatOptions.enableThinking = parsed->enableThinking;
-        auto rendered = m_model.chatTemplate.render(parsed->messages, chatOptions);
-        if (!rendered)
+        auto prompt = m_model.chatTemplate.renderPrompt(parsed->messages, chatOptions);
+        if (!prompt)
             return sendError(
-                response, 400, "'messages': " + rendered.error().message, "invalid_request");
-        text = std::move(*rendered);
+                response, 400, "'messages': " + prompt.error().message, "invalid_request");
+        rendered = std::move(*prompt);
     }
-    std::vector<std::int32_t> prompt = m_model.tokenizer->encode(text);
+    std::vector<std::int32_t> prompt
+        = m_model.tokenizer->encode(rendered.text, rendered.messageText);
     if (prompt.empty())
         return sendError(response, 400, "the prompt encodes to no tokens", "invalid_request");
 
@@ -91,13 +112,20 @@ void CompletionServer::completions(
 
     std::unique_ptr<sampling::GrammarConstraint> constraint;
     if (parsed->format.kind != ResponseFormat::Kind::Text) {
+        // Bounded by the schema limits (json_schema_grammar.h): milliseconds, far inside
+        // --max-request-seconds, so it needs no cancelling.
+        const auto compileStart = Clock::now();
         const bool object = parsed->format.kind == ResponseFormat::Kind::JsonObject;
-        auto built = sampling::GrammarConstraint::fromJsonSchema(
-            object ? std::string(kAnyObjectSchema) : parsed->format.schema, m_model.vocabulary);
+        auto gbnf = sampling::jsonSchemaToGbnf(object ? anyObjectSchema() : parsed->format.schema);
+        if (!gbnf)
+            return sendError(response, 400,
+                "'response_format.json_schema.schema': " + gbnf.error().message, "invalid_schema");
+        auto built = sampling::GrammarConstraint::fromGbnf(*gbnf, m_model.vocabulary);
         if (!built)
             return sendError(response, 400,
                 "'response_format.json_schema.schema': " + built.error().message, "invalid_schema");
         constraint = std::make_unique<sampling::GrammarConstraint>(std::move(*built));
+        requestLog()["grammar_ms"] = secondsBetween(compileStart, Clock::now()) * 1000.0;
     }
 
     auto channel = std::make_shared<AnswerChannel>();
@@ -106,7 +134,11 @@ void CompletionServer::completions(
     scheduled.params = params;
     scheduled.constraint = std::move(constraint);
     scheduled.onText = [channel](std::string_view piece) { return channel->push(piece); };
-    scheduled.onFinished = [channel](Result<engine::GenerationResult> result) {
+    // Tokens are counted where the answer ends, cancelled ones too (a client that leaves
+    // still cost them).
+    scheduled.onFinished = [this, channel](Result<engine::GenerationResult> result) {
+        if (result)
+            m_metrics.countTokens(result->promptTokens, std::int64_t(result->ids.size()));
         channel->finish(std::move(result));
     };
     const auto submitted = m_scheduler.submit(std::move(scheduled));
@@ -124,7 +156,6 @@ void CompletionServer::completions(
         const auto first = channel->firstTextAt().value_or(Clock::now());
         m_metrics.observeTimeToFirstToken(secondsBetween(arrived, first));
         m_metrics.observeRequest(secondsBetween(arrived, Clock::now()));
-        m_metrics.countTokens(result.promptTokens, std::int64_t(result.ids.size()));
         auto& log = requestLog();
         log["completion_tokens"] = result.ids.size();
         log["ttft_ms"] = secondsBetween(arrived, first) * 1000.0;
@@ -134,7 +165,7 @@ void CompletionServer::completions(
 
     if (!parsed->stream) {
         // Waits in slices, so that a client that hangs up stops its generation.
-        const ClientConnection client = ClientConnection::of(request);
+        const ClientConnection client = ClientConnection::current();
         const AnswerChannel::Outcome* result = nullptr;
         while (!result) {
             const auto until = std::min(deadline, Clock::now() + kDisconnectCheck);
@@ -144,7 +175,8 @@ void CompletionServer::completions(
             if (client.hasLeft()) {
                 channel->abandon();
                 m_scheduler.cancel(submitted.id);
-                requestLog()["cancelled"] = "client disconnected";
+                noteClientLeft(*channel);
+                response.status = 499; // nobody reads it; the log line says so
                 return;
             }
         }
@@ -170,6 +202,16 @@ void CompletionServer::completions(
     state->header = std::move(header);
     state->id = submitted.id;
     state->includeUsage = parsed->includeUsage;
+    // A stream that ends before its answer did lost its client (a failed write, or httplib
+    // finding the socket gone): the generation stops and the log line says so.
+    auto clientLeft = [this, state] {
+        if (!state->channel->finished()) {
+            state->channel->abandon();
+            m_scheduler.cancel(state->id);
+            noteClientLeft(*state->channel);
+        }
+    };
+    beforeRequestLogLine(clientLeft);
     response.set_header("Cache-Control", "no-cache");
     response.set_header("X-Accel-Buffering", "no"); // nginx in front: do not buffer events
     response.set_chunked_content_provider(
@@ -216,14 +258,7 @@ void CompletionServer::completions(
             sink.done();
             return true;
         },
-        [this, state](bool) {
-            // The stream ended; if the answer had not, the client went away mid-answer.
-            if (!state->channel->finished()) {
-                state->channel->abandon();
-                m_scheduler.cancel(state->id);
-                requestLog()["cancelled"] = "client disconnected";
-            }
-        });
+        [clientLeft](bool) { clientLeft(); }); // also when no log line is written
 }
 
 } // namespace cw::server

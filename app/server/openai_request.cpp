@@ -1,5 +1,7 @@
 #include "app/server/openai_request.h"
 
+#include "engine/common/bounded_json.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -174,7 +176,7 @@ Result<ResponseFormat> parseResponseFormat(const Json& v)
         return fieldError(
             "response_format.json_schema.schema", "must be a JSON Schema object", schema);
     format.kind = ResponseFormat::Kind::JsonSchema;
-    format.schema = schema.dump();
+    format.schema = schema;
     return format;
 }
 
@@ -342,17 +344,10 @@ bool listed(const std::array<const char*, N>& names, const std::string& key)
 
 Result<CompletionRequest> parseCompletionRequest(std::string_view body, Endpoint endpoint)
 {
-    Json json;
-    try {
-        json = Json::parse(body.begin(), body.end());
-    } catch (const Json::exception& e) {
-        // nlohmann's message says where and what ("invalid UTF-8 byte at index 12: 0xFF");
-        // a number too large for a double ("1e999") is out_of_range, not parse_error.
-        std::string what = e.what();
-        if (const auto bracket = what.find("] "); bracket != std::string::npos)
-            what = what.substr(bracket + 2);
-        return Error { "the request body is not valid JSON: " + what };
-    }
+    auto parsed = parseBoundedJson(body);
+    if (!parsed)
+        return Error { "the request body " + parsed.error().message };
+    const Json json = std::move(*parsed);
     if (!json.is_object())
         return Error { "the request body must be a JSON object, got " + typeName(json) };
     CompletionRequest out;

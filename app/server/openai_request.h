@@ -4,6 +4,7 @@
 #include "engine/common/result.h"
 #include "engine/sampling/sampler.h"
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,7 +17,7 @@ enum class Endpoint { ChatCompletions, Completions };
 struct ResponseFormat {
     enum class Kind { Text, JsonObject, JsonSchema };
     Kind kind = Kind::Text;
-    std::string schema; // JSON Schema text (JsonSchema only)
+    nlohmann::ordered_json schema; // JsonSchema only, in the client's property order
     std::string name;
 };
 
@@ -36,7 +37,9 @@ struct CompletionRequest {
 
 // Parses and checks a request body. Unknown fields, wrong types, out-of-range values and
 // unsupported features are errors whose message names the field ("'top_p' must be a number
-// in (0, 1], got 1.5"); a body that is not JSON, or not UTF-8, says so. Never throws.
+// in (0, 1], got 1.5"); a body that is not JSON, or not UTF-8, nested more than 64 levels
+// deep or holding a key twice in one object says so. Never throws; time and stack are
+// proportional to the body's size, whatever its shape (engine/common/bounded_json.h).
 Result<CompletionRequest> parseCompletionRequest(std::string_view body, Endpoint endpoint);
 
 } // namespace cw::server

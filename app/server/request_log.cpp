@@ -1,6 +1,7 @@
 #include "app/server/request_log.h"
 
 #include <chrono>
+#include <utility>
 
 namespace cw::server {
 
@@ -8,6 +9,7 @@ namespace {
 
 thread_local nlohmann::json t_fields = nlohmann::json::object();
 thread_local std::chrono::steady_clock::time_point t_start = std::chrono::steady_clock::now();
+thread_local std::function<void()> t_beforeLogLine;
 
 } // namespace
 
@@ -15,6 +17,18 @@ void startRequestLog()
 {
     t_fields = nlohmann::json::object();
     t_start = std::chrono::steady_clock::now();
+    t_beforeLogLine = nullptr;
+}
+
+void beforeRequestLogLine(std::function<void()> hook)
+{
+    t_beforeLogLine = std::move(hook);
+}
+
+void runBeforeRequestLogLine()
+{
+    if (auto hook = std::exchange(t_beforeLogLine, nullptr))
+        hook();
 }
 
 nlohmann::json& requestLog()

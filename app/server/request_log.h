@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 namespace cw::server {
@@ -9,5 +10,10 @@ namespace cw::server {
 void startRequestLog();
 nlohmann::json& requestLog();
 double requestMilliseconds();
+// Runs once just before the request's log line is written (then forgotten): a streamed
+// answer whose client left notes it there, since httplib logs before it lets go of the
+// stream.
+void beforeRequestLogLine(std::function<void()> hook);
+void runBeforeRequestLogLine();
 
 } // namespace cw::server

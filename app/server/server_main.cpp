@@ -7,8 +7,10 @@
 #include "app/server/server_log.h"
 
 #include <CLI/CLI.hpp>
+#include <cctype>
 #include <csignal>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <thread>
 
 namespace {
@@ -62,15 +64,20 @@ int main(int argc, char** argv)
     app.add_option("--max-request-tokens", options.maxRequestTokens,
         "prompt + max_tokens per request; more gets 413 (default: the context)");
     app.add_option("--read-timeout", options.readTimeoutSeconds,
-        "seconds a request may take to arrive (default 10)");
+        "seconds a request's head and body may take to arrive, from its first byte; more gets "
+        "408 (default 10)");
     app.add_option("--write-timeout", options.writeTimeoutSeconds,
         "seconds a client may stop reading before it is dropped (default 30)");
     app.add_option("--idle-timeout", options.idleTimeoutSeconds,
         "seconds an idle keep-alive connection stays open (default 5)");
     app.add_option("--max-request-seconds", options.maxRequestSeconds,
         "a generation still running after this is cancelled (default 600)");
-    app.add_option("--connections", options.connections,
-        "HTTP worker threads, i.e. clients served at once (default 64)");
+    app.add_option("--max-connections", options.maxConnections,
+        "connections open at once; past it a new one closes the one waiting longest for its "
+        "request (default 1024)");
+    app.add_option("--allowed-origin", options.allowedOrigins,
+        "without --api-key-file, also answer web pages of this origin (http://host:port; "
+        "repeatable); they get CORS headers too");
     app.set_version_flag("--version", std::string("clausewright-server ") + CW_VERSION);
     try {
         app.parse(argc, argv);
@@ -78,6 +85,16 @@ int main(int argc, char** argv)
         return cw::cli::usageExit(app, e);
     }
     options.maxBodyBytes = bodyMiB << 20;
+    for (std::string& origin : options.allowedOrigins) {
+        for (char& c : origin)
+            c = char(std::tolower(static_cast<unsigned char>(c)));
+        while (!origin.empty() && origin.back() == '/')
+            origin.pop_back();
+        if (origin.rfind("http://", 0) != 0 && origin.rfind("https://", 0) != 0)
+            return fail("--allowed-origin " + origin
+                + ": an origin is scheme://host[:port], e.g. http://localhost:3000");
+    }
+    options.workers = cw::server::httpWorkersFor(scheduling);
 
     if (!keyFile.empty()) {
         auto keys = cw::server::ApiKeys::fromFile(keyFile);
@@ -88,6 +105,20 @@ int main(int argc, char** argv)
         return fail("listening on " + options.host
             + " without --api-key-file would let anyone who can reach it use the model; give "
               "--api-key-file (or --insecure-no-auth behind an authenticating proxy)");
+    } else if (!isLoopback(options.host)) {
+        cw::server::logEvent("warning", "no_authentication",
+            { { "message",
+                "--insecure-no-auth: listening on " + options.host
+                    + " without API keys; anyone who can reach this address can use the model "
+                      "unless a proxy in front checks who asks" } });
+    }
+
+    // Each connection is a descriptor: --max-connections needs more than the usual soft limit
+    // of 1024, so it is raised to the hard one.
+    rlimit files {};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &files);
     }
 
     // SIGINT/SIGTERM are taken by one thread with sigwait, so no handler runs inside httplib

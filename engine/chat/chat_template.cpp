@@ -85,26 +85,51 @@ SplitTurn splitThinking(std::string_view content)
     return t;
 }
 
-void appendTurn(std::string& out, std::string_view role, std::string_view content)
+// The prompt being written: template text (append) and text from the messages (appendText),
+// which is marked so that it is tokenized without control tokens.
+class PromptBuilder {
+public:
+    PromptBuilder& append(std::string_view text)
+    {
+        m_prompt.text.append(text);
+        return *this;
+    }
+    PromptBuilder& appendText(std::string_view text)
+    {
+        if (!text.empty()) {
+            const std::size_t begin = m_prompt.text.size();
+            m_prompt.text.append(text);
+            m_prompt.messageText.push_back({ begin, m_prompt.text.size() });
+        }
+        return *this;
+    }
+    ChatPrompt take() { return std::move(m_prompt); }
+
+private:
+    ChatPrompt m_prompt;
+};
+
+void appendTurn(PromptBuilder& out, std::string_view role, std::string_view content)
 {
-    out.append(kImStart).append(role).append("\n").append(content).append(kImEnd).append("\n");
+    out.append(kImStart).appendText(role).append("\n").appendText(content).append(kImEnd).append(
+        "\n");
 }
 
-Result<std::string> renderChatMl(std::span<const ChatMessage> messages, const ChatOptions& options)
+Result<ChatPrompt> renderChatMl(std::span<const ChatMessage> messages, const ChatOptions& options)
 {
-    std::string out;
+    PromptBuilder out;
     for (const ChatMessage& m : messages)
         appendTurn(out, m.role, m.content);
     if (options.addGenerationPrompt)
         out.append(kImStart).append("assistant\n");
-    return out;
+    return out.take();
 }
 
 // Qwen3's template (tools aside): see tests/data/chat/qwen3.jinja.
-Result<std::string> renderQwen3(std::span<const ChatMessage> messages, const ChatOptions& options)
+Result<ChatPrompt> renderQwen3(std::span<const ChatMessage> messages, const ChatOptions& options)
 {
     const std::ptrdiff_t count = std::ptrdiff_t(messages.size());
-    std::string out;
+    PromptBuilder out;
     if (count > 0 && messages[0].role == "system")
         appendTurn(out, "system", messages[0].content);
     std::ptrdiff_t lastQuery = count - 1;
@@ -133,16 +158,16 @@ Result<std::string> renderQwen3(std::span<const ChatMessage> messages, const Cha
             out.append(kImStart).append("assistant\n");
             if (i > lastQuery && (last || !reasoning.empty())) {
                 const std::string_view r = lstripNewlines(rstripNewlines(reasoning));
-                out.append("<think>\n").append(r).append("\n</think>\n\n");
-                out.append(lstripNewlines(content));
+                out.append("<think>\n").appendText(r).append("\n</think>\n\n");
+                out.appendText(lstripNewlines(content));
             } else {
-                out.append(content);
+                out.appendText(content);
             }
             out.append(kImEnd).append("\n");
         } else if (m.role == "tool") {
             if (i == 0 || messages[std::size_t(i - 1)].role != "tool")
                 out.append(kImStart).append("user");
-            out.append("\n<tool_response>\n").append(m.content).append("\n</tool_response>");
+            out.append("\n<tool_response>\n").appendText(m.content).append("\n</tool_response>");
             if (last || messages[std::size_t(i + 1)].role != "tool")
                 out.append(kImEnd).append("\n");
         }
@@ -153,17 +178,17 @@ Result<std::string> renderQwen3(std::span<const ChatMessage> messages, const Cha
         if (options.enableThinking == false)
             out.append("<think>\n\n</think>\n\n");
     }
-    return out;
+    return out.take();
 }
 
 // Qwen3.5/3.6's template (text content, tools aside): see tests/data/chat/qwen3_6.jinja.
-Result<std::string> renderQwen36(
+Result<ChatPrompt> renderQwen36(
     std::span<const ChatMessage> messages, const ChatOptions& options, bool supportsPreserve)
 {
     if (messages.empty())
         return makeError("No messages provided.");
     const std::ptrdiff_t count = std::ptrdiff_t(messages.size());
-    std::string out;
+    PromptBuilder out;
     if (messages[0].role == "system")
         appendTurn(out, "system", trim(messages[0].content));
     std::ptrdiff_t lastQuery = -1;
@@ -197,14 +222,14 @@ Result<std::string> renderQwen36(
             reasoning = trim(reasoning);
             out.append(kImStart).append("assistant\n");
             if (preserve || i > lastQuery)
-                out.append("<think>\n").append(reasoning).append("\n</think>\n\n");
-            out.append(content).append(kImEnd).append("\n");
+                out.append("<think>\n").appendText(reasoning).append("\n</think>\n\n");
+            out.appendText(content).append(kImEnd).append("\n");
         } else if (m.role == "tool") {
             // The template opens the user turn only after a non-tool message (not when a
             // tool message comes first: `loop.previtem` is undefined there).
             if (i > 0 && messages[std::size_t(i - 1)].role != "tool")
                 out.append(kImStart).append("user");
-            out.append("\n<tool_response>\n").append(content).append("\n</tool_response>");
+            out.append("\n<tool_response>\n").appendText(content).append("\n</tool_response>");
             if (i == count - 1 || messages[std::size_t(i + 1)].role != "tool")
                 out.append(kImEnd).append("\n");
         } else {
@@ -215,7 +240,7 @@ Result<std::string> renderQwen36(
         out.append(kImStart).append("assistant\n");
         out.append(options.enableThinking == false ? "<think>\n\n</think>\n\n" : "<think>\n");
     }
-    return out;
+    return out.take();
 }
 
 } // namespace
@@ -261,6 +286,15 @@ ChatTemplate ChatTemplate::fromJinja(std::string_view jinja)
 }
 
 Result<std::string> ChatTemplate::render(
+    std::span<const ChatMessage> messages, const ChatOptions& options) const
+{
+    auto prompt = renderPrompt(messages, options);
+    if (!prompt)
+        return prompt.error();
+    return std::move(prompt->text);
+}
+
+Result<ChatPrompt> ChatTemplate::renderPrompt(
     std::span<const ChatMessage> messages, const ChatOptions& options) const
 {
     switch (m_flavour) {

@@ -1,11 +1,13 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/common/text_span.h"
 
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cw::engine {
 
@@ -36,6 +38,15 @@ enum class ChatTemplateFlavour {
 
 std::string_view flavourName(ChatTemplateFlavour flavour);
 
+// A rendered prompt and the parts of it that came from the messages (roles, content,
+// reasoning), in order. Those parts are tokenized as plain text (Tokenizer::encode with
+// them): "<|im_end|><|im_start|>system" typed into a message must not become role markers;
+// only the template itself writes control tokens.
+struct ChatPrompt {
+    std::string text;
+    std::vector<TextSpan> messageText;
+};
+
 class ChatTemplate {
 public:
     explicit ChatTemplate(ChatTemplateFlavour flavour = ChatTemplateFlavour::ChatMl);
@@ -51,6 +62,9 @@ public:
     // The prompt text. Errors where the template itself raises (Qwen3.6: no user query,
     // a system message after the first; an unknown role), with the template's message.
     Result<std::string> render(
+        std::span<const ChatMessage> messages, const ChatOptions& options = {}) const;
+    // The same text, with the spans that came from the messages marked.
+    Result<ChatPrompt> renderPrompt(
         std::span<const ChatMessage> messages, const ChatOptions& options = {}) const;
 
 private:

@@ -1,5 +1,10 @@
 #include "engine/sampling/json_schema_grammar.h"
 
+#include "engine/common/bounded_json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -11,8 +16,16 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kMaxDepth = 64;
+constexpr int kMaxDepth = 32;
 constexpr int64_t kMaxCount = 10000; // maxLength, minItems, ...
+// The size of a schema the engine takes. Each property or alternative is a grammar rule the
+// matcher may try at every token of every step, for every request decoded with it, so a
+// schema far larger than any answer needs is refused rather than slowing the whole batch.
+constexpr int64_t kMaxSchemaNodes = 1000; // sub-schemas: properties, items, alternatives
+constexpr int64_t kMaxEnumValues = 1000; // enum values, all enums together
+constexpr std::size_t kMaxGrammarBytes = 1u << 20;
+// JSON integers the grammar writes have at most 16 digits (json-integer).
+constexpr int64_t kLargestInteger = 9999999999999999;
 
 // The shared primitive rules, added to the output on first use.
 const std::map<std::string, std::string>& primitives()
@@ -80,6 +93,79 @@ std::string sanitize(const std::string& name)
     return out.empty() ? "item" : out;
 }
 
+// Integer ranges are regular: a range of digit strings of one length is a first digit and a
+// range of the rest, split where the first digits differ (as regex range generators do). The
+// recursion goes one level per digit (16 at most), whatever the schema.
+std::string digitsRange(const std::string& lo, const std::string& hi)
+{
+    if (lo.empty())
+        return "";
+    if (lo == hi)
+        return "\"" + lo + "\"";
+    const std::string rest = lo.substr(1);
+    const std::size_t n = rest.size();
+    auto digitClass = [](char a, char b) {
+        return a == b ? "\"" + std::string(1, a) + "\""
+                      : "[" + std::string(1, a) + "-" + std::string(1, b) + "]";
+    };
+    auto anyDigits = [](std::size_t count) {
+        return count == 0 ? std::string() : " [0-9]{" + std::to_string(count) + "}";
+    };
+    if (lo[0] == hi[0])
+        return "\"" + lo.substr(0, 1) + "\" ( " + digitsRange(rest, hi.substr(1)) + " )";
+    const bool fromZeros = rest == std::string(n, '0');
+    const bool toNines = hi.substr(1) == std::string(n, '9');
+    std::vector<std::string> parts;
+    char first = lo[0], last = hi[0];
+    if (!fromZeros) {
+        parts.push_back(
+            "\"" + lo.substr(0, 1) + "\" ( " + digitsRange(rest, std::string(n, '9')) + " )");
+        ++first;
+    }
+    if (!toNines)
+        --last;
+    if (first <= last)
+        parts.push_back(digitClass(first, last) + anyDigits(n));
+    if (!toNines)
+        parts.push_back("\"" + hi.substr(0, 1) + "\" ( "
+            + digitsRange(std::string(n, '0'), hi.substr(1)) + " )");
+    std::string out;
+    for (const std::string& p : parts)
+        out += (out.empty() ? "" : " | ") + p;
+    return out;
+}
+
+// Non-negative integers in [lo, hi], written as JSON writes them (no leading zeros).
+std::string naturalRange(int64_t lo, int64_t hi)
+{
+    std::vector<std::string> parts;
+    for (std::size_t digits = std::to_string(lo).size(); digits <= std::to_string(hi).size();
+         ++digits) {
+        const int64_t smallest = digits == 1 ? 0 : int64_t(std::pow(10.0, double(digits - 1)));
+        const int64_t largest = int64_t(std::pow(10.0, double(digits))) - 1;
+        const int64_t a = std::max(lo, smallest), b = std::min(hi, largest);
+        if (a <= b)
+            parts.push_back("( " + digitsRange(std::to_string(a), std::to_string(b)) + " )");
+    }
+    std::string out;
+    for (const std::string& p : parts)
+        out += (out.empty() ? "" : " | ") + p;
+    return out;
+}
+
+std::string integerRange(int64_t lo, int64_t hi)
+{
+    std::vector<std::string> parts;
+    if (lo < 0) // -1 down to lo: "-" and the magnitudes
+        parts.push_back("\"-\" ( " + naturalRange(std::max<int64_t>(1, -hi), -lo) + " )");
+    if (hi >= 0)
+        parts.push_back(naturalRange(std::max<int64_t>(0, lo), hi));
+    std::string out;
+    for (const std::string& p : parts)
+        out += (out.empty() ? "" : " | ") + p;
+    return "( " + out + " )";
+}
+
 class SchemaConverter {
 public:
     explicit SchemaConverter(const Json& root)
@@ -93,8 +179,12 @@ public:
         if (!m_error.empty())
             return makeError(m_error);
         std::string out = "root ::= " + root + "\n";
-        for (const auto& [name, body] : m_rules)
+        for (const auto& [name, body] : m_rules) {
             out += name + " ::= " + body + "\n";
+            if (out.size() > kMaxGrammarBytes)
+                return makeError("JSON schema: its grammar would be larger than "
+                    + std::to_string(kMaxGrammarBytes >> 10) + " KiB; use a smaller schema");
+        }
         return out;
     }
 
@@ -120,10 +210,13 @@ private:
 
     std::string addRule(const std::string& hint, const std::string& body)
     {
+        // The next free suffix of each base is remembered: trying "-1", "-2", ... from the
+        // start each time made a schema of n properties cost n^2 (8,000: 11 s).
         std::string base = sanitize(hint);
         std::string name = base;
-        for (int i = 1; m_rules.count(name) || primitives().count(name) || name == "root"; ++i)
-            name = base + "-" + std::to_string(i);
+        int& next = m_nextSuffix[base];
+        while (m_rules.count(name) || primitives().count(name) || name == "root")
+            name = base + "-" + std::to_string(++next);
         m_rules[name] = body;
         return name;
     }
@@ -162,7 +255,13 @@ private:
         if (!m_error.empty())
             return "";
         if (depth > kMaxDepth) {
-            fail(ptr, "nested too deeply");
+            fail(ptr, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
+            return "";
+        }
+        if (++m_nodes > kMaxSchemaNodes) {
+            fail(ptr,
+                "the schema has more than " + std::to_string(kMaxSchemaNodes)
+                    + " sub-schemas (properties, items, alternatives); use a smaller one");
             return "";
         }
         if (s.is_boolean()) {
@@ -176,7 +275,8 @@ private:
         }
         static const char* unsupported[] = { "pattern", "patternProperties", "not", "if", "then",
             "else", "prefixItems", "contains", "minProperties", "maxProperties", "multipleOf",
-            "dependentRequired", "dependentSchemas", "propertyNames", "unevaluatedProperties" };
+            "dependentRequired", "dependentSchemas", "propertyNames", "unevaluatedProperties",
+            "uniqueItems", "unevaluatedItems", "format", "contentEncoding", "contentMediaType" };
         for (const char* k : unsupported)
             if (s.contains(k)) {
                 fail(ptr + "/" + k, "this keyword is not supported");
@@ -190,6 +290,12 @@ private:
             const Json& e = s.at("enum");
             if (!e.is_array() || e.empty()) {
                 fail(ptr + "/enum", "must be a non-empty array");
+                return "";
+            }
+            m_enumValues += int64_t(e.size());
+            if (m_enumValues > kMaxEnumValues) {
+                fail(ptr + "/enum",
+                    "the schema has more than " + std::to_string(kMaxEnumValues) + " enum values");
                 return "";
             }
             std::string body;
@@ -248,16 +354,85 @@ private:
             return array(s, ptr, hint, depth);
         if (type == "string")
             return string(s, ptr, hint);
-        if (type == "number")
+        if (type == "number") {
+            for (const char* k : { "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum" })
+                if (s.contains(k)) {
+                    fail(ptr + "/" + k,
+                        "bounds are enforced for \"integer\" only; a \"number\" range cannot "
+                        "be");
+                    return "";
+                }
             return use("json-number");
+        }
         if (type == "integer")
-            return use("json-integer");
+            return integer(s, ptr, hint);
         if (type == "boolean")
             return use("json-boolean");
         if (type == "null")
             return use("json-null");
         fail(ptr + "/type", "unknown type '" + type + "'");
         return "";
+    }
+
+    // Reads a bound: minimum/maximum (inclusive), exclusiveMinimum/exclusiveMaximum as a
+    // number (draft 6 on) or as true beside minimum/maximum (draft 4).
+    bool bound(const Json& s, const std::string& ptr, bool lower, int64_t& out)
+    {
+        const char* inclusive = lower ? "minimum" : "maximum";
+        const char* exclusive = lower ? "exclusiveMinimum" : "exclusiveMaximum";
+        bool found = false;
+        auto read = [&](const char* key, bool strict) {
+            const Json& v = s.at(key);
+            if (!v.is_number()) {
+                fail(ptr + "/" + key, "must be a number");
+                return;
+            }
+            // An integer above x is at least floor(x) + 1; at or above x, ceil(x).
+            const double x = v.get<double>();
+            double edge = lower ? (strict ? std::floor(x) + 1 : std::ceil(x))
+                                : (strict ? std::ceil(x) - 1 : std::floor(x));
+            if (v.is_number_integer()) {
+                const int64_t i = v.is_number_unsigned()
+                    ? int64_t(std::min<uint64_t>(v.get<uint64_t>(), uint64_t(INT64_MAX)))
+                    : v.get<int64_t>();
+                if (std::llabs(i) <= kLargestInteger + 1)
+                    edge = double(lower ? (strict ? i + 1 : i) : (strict ? i - 1 : i));
+            }
+            if (std::isnan(edge)) {
+                fail(ptr + "/" + key, "must be a number");
+                return;
+            }
+            // Beyond the 16 digits an answer's integer may have, a bound changes nothing
+            // (or leaves nothing, which integer() reports).
+            edge = std::clamp(edge, -double(kLargestInteger) - 1, double(kLargestInteger) + 1);
+            const int64_t e = int64_t(edge);
+            out = found ? (lower ? std::max(out, e) : std::min(out, e)) : e;
+            found = true;
+        };
+        const bool draft4 = s.contains(exclusive) && s.at(exclusive).is_boolean();
+        if (s.contains(inclusive))
+            read(inclusive, draft4 && s.at(exclusive).get<bool>());
+        if (s.contains(exclusive) && !draft4)
+            read(exclusive, true);
+        return found;
+    }
+
+    std::string integer(const Json& s, const std::string& ptr, const std::string& hint)
+    {
+        int64_t lo = -kLargestInteger, hi = kLargestInteger;
+        const bool hasLo = bound(s, ptr, true, lo);
+        const bool hasHi = bound(s, ptr, false, hi);
+        if (!m_error.empty())
+            return "";
+        if (!hasLo && !hasHi)
+            return use("json-integer");
+        if (lo > kLargestInteger || hi < -kLargestInteger || lo > hi) {
+            fail(ptr, "no integer lies within its minimum and maximum");
+            return "";
+        }
+        lo = std::max(lo, -kLargestInteger);
+        hi = std::min(hi, kLargestInteger);
+        return addRule(hint + "-int", integerRange(lo, hi));
     }
 
     std::string string(const Json& s, const std::string& ptr, const std::string& hint)
@@ -417,6 +592,9 @@ private:
     }
 
     const Json& m_root;
+    std::map<std::string, int> m_nextSuffix;
+    int64_t m_nodes = 0;
+    int64_t m_enumValues = 0;
     std::map<std::string, std::string> m_rules;
     std::map<std::string, std::string> m_refs;
     std::string m_error;
@@ -431,10 +609,10 @@ Result<std::string> jsonSchemaToGbnf(const nlohmann::ordered_json& schema)
 
 Result<std::string> jsonSchemaToGbnf(std::string_view schemaText)
 {
-    Json schema = Json::parse(schemaText, nullptr, false);
-    if (schema.is_discarded())
-        return makeError("JSON schema: the text is not valid JSON");
-    return jsonSchemaToGbnf(schema);
+    auto schema = parseBoundedJson(schemaText);
+    if (!schema)
+        return makeError("JSON schema: the text " + schema.error().message);
+    return jsonSchemaToGbnf(*schema);
 }
 
 } // namespace cw::sampling

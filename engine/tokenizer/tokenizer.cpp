@@ -118,25 +118,48 @@ Result<Tokenizer> Tokenizer::build(TokenizerDefinition def)
 
 std::vector<std::int32_t> Tokenizer::encode(std::string_view input) const
 {
+    return encode(input, {});
+}
+
+std::vector<std::int32_t> Tokenizer::encode(
+    std::string_view input, std::span<const TextSpan> plainText) const
+{
     std::string sanitized;
+    std::vector<TextSpan> sanitizedSpans;
     std::string_view text = input;
     if (!utf8::isValid(input)) {
-        sanitized = utf8::sanitize(input);
+        // Replaced piece by piece, so that the spans still mark the same text.
+        std::size_t at = 0;
+        for (const TextSpan& span : plainText) {
+            sanitized += utf8::sanitize(input.substr(at, span.begin - at));
+            const std::size_t begin = sanitized.size();
+            sanitized += utf8::sanitize(input.substr(span.begin, span.end - span.begin));
+            sanitizedSpans.push_back({ begin, sanitized.size() });
+            at = span.end;
+        }
+        sanitized += utf8::sanitize(input.substr(at));
         text = sanitized;
+        plainText = sanitizedSpans;
     }
     std::vector<std::int32_t> out;
     out.reserve(text.size() / 3 + 4);
     std::size_t segmentStart = 0;
     std::size_t pos = 0;
+    std::size_t span = 0; // the first span that does not end before pos
     while (pos < text.size()) {
+        while (span < plainText.size() && plainText[span].end <= pos)
+            ++span;
         const auto& candidates = m_addedByFirstByte[static_cast<unsigned char>(text[pos])];
         const AddedToken* match = nullptr;
         for (const std::uint32_t index : candidates) {
             const AddedToken& a = m_added[index];
-            if (text.compare(pos, a.content.size(), a.content) == 0) {
-                match = &a;
-                break;
-            }
+            if (text.compare(pos, a.content.size(), a.content) != 0)
+                continue;
+            if (a.special && span < plainText.size()
+                && plainText[span].begin < pos + a.content.size())
+                continue; // typed by a user: text, not a control token
+            match = &a;
+            break;
         }
         if (!match) {
             ++pos;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "engine/common/text_span.h"
 #include "engine/tokenizer/pre_tokenizer.h"
 #include "engine/tokenizer/unicode_normalizer.h"
 
@@ -65,6 +66,12 @@ public:
     // Invalid UTF-8 in `text` is first replaced by U+FFFD (as when bytes are decoded
     // with errors="replace"), so any byte string has a defined encoding.
     std::vector<std::int32_t> encode(std::string_view text) const;
+    // The same, except that special (control) tokens are not matched where they overlap a
+    // span of `plainText` (sorted, not overlapping): text a user typed, which must stay text
+    // (Hugging Face's split_special_tokens for those parts). Added tokens that are not
+    // special still match, as they do there.
+    std::vector<std::int32_t> encode(
+        std::string_view text, std::span<const TextSpan> plainText) const;
 
     // The bytes of the tokens, concatenated; unknown ids are skipped.
     std::string decodeBytes(std::span<const std::int32_t> ids, bool skipSpecial = false) const;
