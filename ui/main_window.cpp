@@ -196,6 +196,7 @@ void MainWindow::createActions()
     m_recentMenu = fileMenu->addMenu(tr("Open &Recent"));
     updateRecentMenu();
     m_exportAction = fileMenu->addAction(tr("&Export Report…"), this, &MainWindow::chooseExport);
+    m_exportAction->setObjectName(QStringLiteral("exportAction"));
     m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
     m_exportAction->setEnabled(false);
     auto* history = fileMenu->addAction(tr("&History…"), this, &MainWindow::showHistory);
@@ -482,8 +483,11 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
         m_messageBar->showMessage(notices.join(QLatin1Char('\n')), MessageBar::Kind::Info);
     // Tasks are named before co_await: GCC 12 destroys temporaries of a co_await
     // full-expression twice.
+    QPointer<MainWindow> self(this);
     auto saving = m_history->save(review);
     auto saved = co_await saving;
+    if (!self)
+        co_return; // the window closed while the history saved
     if (!saved) {
         showError(tr("The review is shown but could not be saved to the history: %1")
                       .arg(QString::fromStdString(saved.error().message)));
@@ -506,8 +510,11 @@ QCoro::Task<> MainWindow::onFindingEdited(
     edit.category = category;
     edit.risk = risk;
     edit.comment = comment;
+    QPointer<MainWindow> self(this);
     auto editing = m_history->editFinding(id, index, edit);
     auto result = co_await editing;
+    if (!self)
+        co_return;
     if (!result)
         showError(tr("Your correction could not be saved: %1")
                       .arg(QString::fromStdString(result.error().message)));
@@ -515,7 +522,7 @@ QCoro::Task<> MainWindow::onFindingEdited(
         statusBar()->showMessage(tr("Correction saved."), 3000);
 }
 
-QCoro::Task<bool> MainWindow::exportCurrent(const QString& path, const QString& formatName)
+QCoro::Task<bool> MainWindow::exportCurrent(QString path, QString formatName)
 {
     const auto format = cw::reportFormatFromName(formatName);
     if (!format || !m_reviewView->hasReview())
@@ -552,6 +559,8 @@ void MainWindow::chooseExport()
             &selectedFilter);
     if (path.isEmpty())
         return;
+    // The task runs on after this returns (it shows its own result and errors): it holds
+    // copies of the path and the format, never references to these locals.
     if (const auto format = cw::ContractWorkflow::formatFor(path, selectedFilter))
         exportCurrent(path, cw::reportFormatName(*format));
 }
@@ -570,8 +579,11 @@ void MainWindow::showHistory()
 
 QCoro::Task<bool> MainWindow::openFromHistory(qint64 reviewId)
 {
+    QPointer<MainWindow> self(this);
     auto loading = m_history->load(reviewId);
     auto loaded = co_await loading;
+    if (!self)
+        co_return false;
     if (!loaded) {
         showError(QString::fromStdString(loaded.error().message));
         co_return false;

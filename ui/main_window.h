@@ -49,7 +49,9 @@ public:
     HistoryStore* history() const { return m_history.get(); }
     ReviewQueue* queue() const { return m_queue; }
     QString lastError() const { return m_lastError; }
-    QCoro::Task<bool> exportCurrent(const QString& path, const QString& format); // for tests too
+    // Coroutines take their arguments by value: a caller (a menu's slot) returns at the first
+    // co_await and drops the task, so a reference would dangle when the task resumes.
+    QCoro::Task<bool> exportCurrent(QString path, QString format); // for tests too
     QCoro::Task<bool> openFromHistory(qint64 reviewId);
 
 signals:
