@@ -7,11 +7,11 @@
 #include <optional>
 #include <qcoro/qcorotask.h>
 
-class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QStackedWidget;
 
 namespace cw {
@@ -83,14 +83,24 @@ private:
     bool showModelSettings(const QString& modelPath = {}); // true: saved
     void finishFirstRun(const QString& choice);
     void setLanguage(const QString& language);
+    void showCodePanel(bool shown);
+    // Actions that act on an open review are enabled only while one is shown (not on the
+    // drop zone or the Getting Started page); Cancel only while a review runs.
+    void updateActions();
+    void showTitleFor(const cw::Review& review);
 
     QStackedWidget* m_stack = nullptr;
     MessageBar* m_messageBar = nullptr;
     QLabel* m_dropZone = nullptr;
     FirstRunPage* m_firstRun = nullptr;
     ReviewView* m_reviewView = nullptr;
-    CodePanel* m_codePanel = nullptr; // in a dock beside the review (View ▸ Code and Tests)
-    QDockWidget* m_codeDock = nullptr;
+    CodePanel* m_codePanel = nullptr; // beside the review (View ▸ Code and Tests)
+    QSplitter* m_codeSplitter = nullptr; // the review (with its message bar) | the code panel
+    QWidget* m_reviewSide = nullptr;
+    QAction* m_codeAction = nullptr;
+    QList<QAction*> m_reviewActions; // filter and zoom: need a review on screen
+    QList<QAction*> m_pageActions; // zoom, pages, copy: need a PDF's pages on screen
+    QAction* m_cancelAction = nullptr;
     cw::ReviewQueue* m_queue = nullptr;
     cw::ContractWorkflow* m_workflow = nullptr; // open, password, preview and export steps
     std::unique_ptr<cw::HistoryStore> m_history;

@@ -464,12 +464,15 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             pdf->renderer() && pdf->renderer()->page(0, pdf->renderDpi()).width() > 1, 10000);
         // One image pixel per device pixel: the page image is as wide as the page on screen
-        // times the device pixel ratio (within the cache's rounding of the resolution).
+        // times the device pixel ratio, within the cache's rounding of the resolution (to 6
+        // dpi: 5 % at the ~60 dpi of a page half the window wide, 2.5 % at twice that).
         const double dpr = pdf->devicePixelRatioF();
         const double onScreen = pdf->renderer()->pageSizePt(0).width() * pdf->pixelsPerPoint() * dpr;
         const double image = pdf->renderer()->page(0, pdf->renderDpi()).width();
-        QVERIFY2(std::abs(image - onScreen) / onScreen < 0.05,
-            qPrintable(QStringLiteral("image %1 px, page on screen %2 device px").arg(image).arg(onScreen)));
+        QVERIFY2(std::abs(image - onScreen) / onScreen <= 3.0 / pdf->renderDpi() + 0.01,
+            qPrintable(QStringLiteral("image %1 px, page on screen %2 device px")
+                           .arg(image)
+                           .arg(onScreen)));
         QTest::qWait(500);
         if (dpr > 1.5)
             saveScreenshot(pdf, QStringLiteral("pdf-view-hidpi.png"));
