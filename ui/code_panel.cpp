@@ -4,6 +4,7 @@
 #include "app/test_generation/test_file_parts.h"
 #include "app/test_runner/code_language.h"
 #include "app/test_runner/test_workspace.h"
+#include "ui/code_editor.h"
 #include "ui/code_highlighter.h"
 
 #include <QComboBox>
@@ -51,14 +52,11 @@ QColor greyColour()
     return QColor(0x80, 0x80, 0x80);
 }
 
-QPlainTextEdit* makeEditor(QWidget* parent, const QString& name, const QString& placeholder)
+CodeEditor* makeEditor(QWidget* parent, const QString& name, const QString& placeholder)
 {
-    auto* editor = new QPlainTextEdit(parent);
+    auto* editor = new CodeEditor(parent);
     editor->setObjectName(name);
-    editor->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
     editor->setPlaceholderText(placeholder);
-    editor->setLineWrapMode(QPlainTextEdit::NoWrap);
-    editor->setTabStopDistance(4 * editor->fontMetrics().horizontalAdvance(' '));
     return editor;
 }
 
@@ -427,6 +425,8 @@ void CodePanel::showReport(const TestGenerationReport& report)
     QString summary = report.summary();
     if (report.coverageMeasured && !report.uncoveredLines.isEmpty())
         summary += tr(" · lines not run: %1").arg(report.uncoveredLines);
+    m_code->setLinesNotRun(
+        report.coverageMeasured ? CodeEditor::linesOfRanges(report.uncoveredLines) : QSet<int>());
     if (!report.problem.isEmpty())
         summary += " · " + report.problem;
     m_coverage->setText(summary);
@@ -456,6 +456,8 @@ void CodePanel::showRun(const TestRunResult& run)
         if (!run.coverage.uncoveredRanges().isEmpty())
             text += tr(" · lines not run: %1").arg(run.coverage.uncoveredRanges());
     }
+    m_code->setLinesNotRun(
+        run.coverage.measured ? run.coverage.executable - run.coverage.covered : QSet<int>());
     if (!run.limitMessage.isEmpty())
         text += " · " + run.limitMessage;
     m_coverage->setText(text);

@@ -3,6 +3,7 @@
 #include "app/generation/backend_order.h"
 #include "app/generation/remote_server.h"
 #include "app/test_generation/test_generation.h"
+#include "ui/code_editor.h"
 
 #include <QWidget>
 #include <memory>
@@ -54,8 +55,8 @@ public:
     QString defaultTestsPath() const;
 
     CodeTestController* controller() const { return m_controller; }
-    QPlainTextEdit* codeEditor() const { return m_code; }
-    QPlainTextEdit* testsEditor() const { return m_tests; }
+    CodeEditor* codeEditor() const { return m_code; }
+    CodeEditor* testsEditor() const { return m_tests; }
     QTreeWidget* results() const { return m_results; }
     QLabel* coverageLabel() const { return m_coverage; }
     QLabel* statusLabel() const { return m_status; }
@@ -88,8 +89,8 @@ private:
     QString codeFileName() const;
 
     CodeTestController* m_controller = nullptr;
-    QPlainTextEdit* m_code = nullptr;
-    QPlainTextEdit* m_tests = nullptr;
+    CodeEditor* m_code = nullptr;
+    CodeEditor* m_tests = nullptr;
     CodeHighlighter* m_codeColours = nullptr;
     CodeHighlighter* m_testColours = nullptr;
     QComboBox* m_language = nullptr;

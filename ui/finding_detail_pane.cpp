@@ -95,8 +95,10 @@ FindingDetailPane::FindingDetailPane(QWidget* parent)
 
 void FindingDetailPane::setCategories(const QStringList& categories)
 {
+    m_categories = categories;
     m_category->clear();
     m_category->addItems(categories);
+    m_category->setCurrentIndex(-1);
 }
 
 void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
@@ -108,9 +110,15 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
              static_cast<QWidget*>(m_comment), static_cast<QWidget*>(m_save) })
         w->setEnabled(valid);
     if (!valid) {
+        // Nothing of the last finding stays: not its category or risk in the disabled
+        // pickers, nor the categories only another contract's findings had.
         m_title->setText(tr("Select a clause in the table to see its details."));
         m_body->clear();
         m_comment->clear();
+        if (m_category->count() != m_categories.size())
+            setCategories(m_categories);
+        m_category->setCurrentIndex(-1);
+        m_risk->setCurrentIndex(-1);
         return;
     }
     const cw::Finding& finding = review->findings[findingIndex];

@@ -37,6 +37,7 @@ private:
     void applyEdit();
 
     int m_findingIndex = -1;
+    QStringList m_categories; // the playbook's; a finding's own is added while it shows
     QLabel* m_title = nullptr;
     QTextBrowser* m_body = nullptr;
     QLabel* m_noteTitle = nullptr;

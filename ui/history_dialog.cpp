@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QLocale>
 #include <QMessageBox>
+#include <QPointer>
 #include <QPushButton>
 #include <QTableView>
 #include <QTimer>
@@ -143,11 +144,14 @@ void HistoryListModel::fetchMore(const QModelIndex& parent)
     m_fetching = true;
     const quint64 generation = m_generation;
     const int offset = int(m_entries.size());
-    auto task = [](HistoryListModel* self, cw::HistoryStore* store, int offset,
+    // Coroutine lambdas capture nothing and take their arguments by value: the lambda and
+    // its caller are gone when the task resumes. The model may be gone too (its dialog
+    // closed with the window), hence the guard.
+    auto task = [](QPointer<HistoryListModel> self, cw::HistoryStore* store, int offset,
                     quint64 generation) -> QCoro::Task<> {
         auto listing = store->list(offset, kPageSize); // named: see MainWindow::onReviewReady
         auto page = co_await listing;
-        if (generation != self->m_generation)
+        if (!self || generation != self->m_generation)
             co_return; // reloaded or switched to search meanwhile
         self->m_fetching = false;
         if (!page) {
@@ -229,10 +233,10 @@ void HistoryDialog::search()
         m_model->reload();
         return;
     }
-    auto task = [](HistoryDialog* self, QString query) -> QCoro::Task<> {
+    auto task = [](QPointer<HistoryDialog> self, QString query) -> QCoro::Task<> {
         auto searching = self->m_store->search(query, 200);
         auto hits = co_await searching;
-        if (query != self->m_search->text().trimmed())
+        if (!self || query != self->m_search->text().trimmed())
             co_return; // the user typed on
         if (!hits) {
             self->m_status->setText(QString::fromStdString(hits.error().message));
@@ -266,9 +270,11 @@ void HistoryDialog::deleteSelected()
             tr("Delete this review from the history? This cannot be undone."))
         != QMessageBox::Yes)
         return;
-    auto task = [](HistoryDialog* self, qint64 id) -> QCoro::Task<> {
+    auto task = [](QPointer<HistoryDialog> self, qint64 id) -> QCoro::Task<> {
         auto removing = self->m_store->remove(id);
         auto removed = co_await removing;
+        if (!self)
+            co_return;
         if (!removed)
             self->m_status->setText(QString::fromStdString(removed.error().message));
         self->m_model->reload();

@@ -20,7 +20,6 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
-#include <QDockWidget>
 #include <QDragEnterEvent>
 #include <QDropEvent>
 #include <QFileDialog>
@@ -34,6 +33,7 @@
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSplitter>
 #include <QStackedWidget>
 #include <QStatusBar>
 #include <QTimer>
@@ -46,6 +46,11 @@
 namespace cw::ui {
 
 namespace {
+
+// Below these widths the review's pages and table, or the code and its results, stop being
+// readable: the splitter between them keeps both sides at least this wide.
+constexpr int kReviewMinimumWidth = 600;
+constexpr int kCodePanelMinimumWidth = 360;
 
 // Resident memory of this process in bytes (Linux /proc; 0 where unknown).
 qint64 residentBytes()
@@ -92,22 +97,29 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     m_stack->addWidget(m_firstRun);
     if (cw::AppSettings::firstRunChoice().isEmpty())
         m_stack->setCurrentWidget(m_firstRun);
-    auto* central = new QWidget(this);
-    auto* centralLayout = new QVBoxLayout(central);
-    centralLayout->setContentsMargins(0, 0, 0, 0);
-    centralLayout->setSpacing(0);
-    m_messageBar = new MessageBar(central);
-    centralLayout->addWidget(m_messageBar);
-    centralLayout->addWidget(m_stack, 1);
-    setCentralWidget(central);
-
-    // Code and tests beside the contract view; hidden until asked for (View menu).
-    m_codePanel = new CodePanel(m_history->path(), m_queue->sessions(), this);
-    m_codeDock = new QDockWidget(tr("Code and Tests"), this);
-    m_codeDock->setObjectName(QStringLiteral("codeDock"));
-    m_codeDock->setWidget(m_codePanel);
-    addDockWidget(Qt::RightDockWidgetArea, m_codeDock);
-    m_codeDock->hide();
+    // Code and tests beside the contract view, hidden until asked for (View menu), in a
+    // splitter whose sides keep room to be read: the panel never squeezes the review's
+    // pages and table below their minimum widths (a dock took what its contents asked for).
+    m_codeSplitter = new QSplitter(Qt::Horizontal, this);
+    m_codeSplitter->setObjectName(QStringLiteral("codeSplitter"));
+    m_codeSplitter->setChildrenCollapsible(false);
+    m_reviewSide = new QWidget(m_codeSplitter);
+    m_reviewSide->setMinimumWidth(kReviewMinimumWidth);
+    auto* reviewLayout = new QVBoxLayout(m_reviewSide);
+    reviewLayout->setContentsMargins(0, 0, 0, 0);
+    reviewLayout->setSpacing(0);
+    m_messageBar = new MessageBar(m_reviewSide);
+    reviewLayout->addWidget(m_messageBar);
+    m_stack->setParent(m_reviewSide);
+    reviewLayout->addWidget(m_stack, 1);
+    m_codePanel = new CodePanel(m_history->path(), m_queue->sessions(), m_codeSplitter);
+    m_codePanel->setMinimumWidth(kCodePanelMinimumWidth);
+    m_codeSplitter->addWidget(m_reviewSide);
+    m_codeSplitter->addWidget(m_codePanel);
+    m_codeSplitter->setStretchFactor(0, 1);
+    m_codeSplitter->setStretchFactor(1, 0);
+    m_codePanel->hide();
+    setCentralWidget(m_codeSplitter);
 
     createActions();
     createStatusBar();
@@ -174,8 +186,16 @@ MainWindow::MainWindow(QWidget* parent, const QString& historyPath)
     updateModelStatus();
     m_history->open(); // queued on the store's worker; later calls wait for it
 
+    connect(m_stack, &QStackedWidget::currentChanged, this, &MainWindow::updateActions);
+    connect(m_reviewView, &ReviewView::documentShown, this, &MainWindow::updateActions);
+    connect(m_queue, &cw::ReviewQueue::started, this, &MainWindow::updateActions);
+    connect(m_queue, &cw::ReviewQueue::idle, this, &MainWindow::updateActions);
+    updateActions();
+
     restoreGeometry(cw::AppSettings::windowGeometry());
     restoreState(cw::AppSettings::windowState());
+    m_codeSplitter->restoreState(cw::AppSettings::codeSplitterState());
+    showCodePanel(cw::AppSettings::codePanelShown());
 }
 
 MainWindow::~MainWindow()
@@ -196,6 +216,7 @@ void MainWindow::createActions()
     m_recentMenu = fileMenu->addMenu(tr("Open &Recent"));
     updateRecentMenu();
     m_exportAction = fileMenu->addAction(tr("&Export Report…"), this, &MainWindow::chooseExport);
+    m_exportAction->setObjectName(QStringLiteral("exportAction"));
     m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
     m_exportAction->setEnabled(false);
     auto* history = fileMenu->addAction(tr("&History…"), this, &MainWindow::showHistory);
@@ -210,9 +231,12 @@ void MainWindow::createActions()
         m_reviewView->filterEdit()->selectAll();
     });
     find->setShortcut(QKeySequence::Find);
-    auto* cancel
+    find->setObjectName(QStringLiteral("filterAction"));
+    m_reviewActions.append(find);
+    m_cancelAction
         = reviewMenu->addAction(tr("&Cancel Review"), m_queue, &cw::ReviewQueue::cancelCurrent);
-    cancel->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_cancelAction->setShortcut(QKeySequence(Qt::Key_Escape));
+    m_cancelAction->setObjectName(QStringLiteral("cancelReviewAction"));
     auto* playbook = reviewMenu->addAction(tr("Choose &Playbook…"), this, [this] {
         const QString path = QFileDialog::getOpenFileName(
             this, tr("Choose playbook"), QString(), tr("Playbooks (*.yaml *.yml *.json)"));
@@ -227,21 +251,32 @@ void MainWindow::createActions()
 
     auto* viewMenu = menuBar()->addMenu(tr("&View"));
     PdfView* pdf = m_reviewView->pdfView();
-    viewMenu->addAction(tr("Zoom &In"), pdf, &PdfView::zoomIn)->setShortcut(QKeySequence::ZoomIn);
-    viewMenu->addAction(tr("Zoom &Out"), pdf, &PdfView::zoomOut)
-        ->setShortcut(QKeySequence::ZoomOut);
-    viewMenu->addAction(tr("&Fit Width"), pdf, &PdfView::fitWidth)
-        ->setShortcut(QKeySequence(tr("Ctrl+0")));
-    viewMenu->addAction(tr("&Next Page"), pdf, &PdfView::nextPage)
-        ->setShortcut(QKeySequence(tr("Ctrl+Down")));
-    viewMenu->addAction(tr("&Previous Page"), pdf, &PdfView::previousPage)
-        ->setShortcut(QKeySequence(tr("Ctrl+Up")));
-    viewMenu->addAction(tr("&Copy Selection"), pdf, &PdfView::copySelection);
+    m_pageActions = {
+        viewMenu->addAction(tr("Zoom &In"), pdf, &PdfView::zoomIn),
+        viewMenu->addAction(tr("Zoom &Out"), pdf, &PdfView::zoomOut),
+        viewMenu->addAction(tr("&Fit Width"), pdf, &PdfView::fitWidth),
+        viewMenu->addAction(tr("&Next Page"), pdf, &PdfView::nextPage),
+        viewMenu->addAction(tr("&Previous Page"), pdf, &PdfView::previousPage),
+        viewMenu->addAction(tr("&Copy Selection"), pdf, &PdfView::copySelection),
+    };
+    m_pageActions[0]->setShortcut(QKeySequence::ZoomIn);
+    m_pageActions[1]->setShortcut(QKeySequence::ZoomOut);
+    m_pageActions[2]->setShortcut(QKeySequence(tr("Ctrl+0")));
+    m_pageActions[3]->setShortcut(QKeySequence(tr("Ctrl+Down")));
+    m_pageActions[4]->setShortcut(QKeySequence(tr("Ctrl+Up")));
+    for (const auto& [action, name] : { std::pair { m_pageActions[0], "zoomInAction" },
+             std::pair { m_pageActions[1], "zoomOutAction" },
+             std::pair { m_pageActions[2], "fitWidthAction" },
+             std::pair { m_pageActions[3], "nextPageAction" },
+             std::pair { m_pageActions[4], "previousPageAction" },
+             std::pair { m_pageActions[5], "copySelectionAction" } })
+        action->setObjectName(QLatin1String(name));
     viewMenu->addSeparator();
-    QAction* codeAction = m_codeDock->toggleViewAction();
-    codeAction->setText(tr("Code and &Tests"));
-    codeAction->setShortcut(QKeySequence(tr("Ctrl+Shift+T")));
-    viewMenu->addAction(codeAction);
+    m_codeAction = viewMenu->addAction(tr("Code and &Tests"));
+    m_codeAction->setObjectName(QStringLiteral("codePanelAction"));
+    m_codeAction->setCheckable(true);
+    m_codeAction->setShortcut(QKeySequence(tr("Ctrl+Shift+T")));
+    connect(m_codeAction, &QAction::toggled, this, &MainWindow::showCodePanel);
     viewMenu->addSeparator();
     auto* languageMenu = viewMenu->addMenu(tr("&Language"));
     auto* languages = new QActionGroup(this);
@@ -423,9 +458,7 @@ void MainWindow::onReviewFailed(const QString& path, const QString& message)
                 : cw::AppSettings::firstRunChoice().isEmpty() ? static_cast<QWidget*>(m_firstRun)
                                                               : m_dropZone);
         m_exportAction->setEnabled(had);
-        setWindowTitle(had ? tr("%1 — Clausewright")
-                                 .arg(QFileInfo(m_reviewView->review().document.path).fileName())
-                           : tr("Clausewright"));
+        showTitleFor(m_reviewView->review());
     }
     if (message == QLatin1String("cancelled") || message.endsWith(QLatin1String("cancelled")))
         showNotice(tr("Review of %1 cancelled.").arg(QFileInfo(path).fileName()));
@@ -470,10 +503,7 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
     }
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(true);
-    setWindowTitle(
-        tr("%1 — Clausewright")
-            .arg(review.document.title.isEmpty() ? QFileInfo(review.document.path).fileName()
-                                                 : review.document.title));
+    showTitleFor(review);
     m_messageBar->hide();
     QStringList notices = review.document.warnings;
     if (!m_reviewView->documentError().isEmpty())
@@ -482,8 +512,11 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
         m_messageBar->showMessage(notices.join(QLatin1Char('\n')), MessageBar::Kind::Info);
     // Tasks are named before co_await: GCC 12 destroys temporaries of a co_await
     // full-expression twice.
+    QPointer<MainWindow> self(this);
     auto saving = m_history->save(review);
     auto saved = co_await saving;
+    if (!self)
+        co_return; // the window closed while the history saved
     if (!saved) {
         showError(tr("The review is shown but could not be saved to the history: %1")
                       .arg(QString::fromStdString(saved.error().message)));
@@ -506,8 +539,11 @@ QCoro::Task<> MainWindow::onFindingEdited(
     edit.category = category;
     edit.risk = risk;
     edit.comment = comment;
+    QPointer<MainWindow> self(this);
     auto editing = m_history->editFinding(id, index, edit);
     auto result = co_await editing;
+    if (!self)
+        co_return;
     if (!result)
         showError(tr("Your correction could not be saved: %1")
                       .arg(QString::fromStdString(result.error().message)));
@@ -515,7 +551,7 @@ QCoro::Task<> MainWindow::onFindingEdited(
         statusBar()->showMessage(tr("Correction saved."), 3000);
 }
 
-QCoro::Task<bool> MainWindow::exportCurrent(const QString& path, const QString& formatName)
+QCoro::Task<bool> MainWindow::exportCurrent(QString path, QString formatName)
 {
     const auto format = cw::reportFormatFromName(formatName);
     if (!format || !m_reviewView->hasReview())
@@ -552,6 +588,8 @@ void MainWindow::chooseExport()
             &selectedFilter);
     if (path.isEmpty())
         return;
+    // The task runs on after this returns (it shows its own result and errors): it holds
+    // copies of the path and the format, never references to these locals.
     if (const auto format = cw::ContractWorkflow::formatFor(path, selectedFilter))
         exportCurrent(path, cw::reportFormatName(*format));
 }
@@ -570,8 +608,11 @@ void MainWindow::showHistory()
 
 QCoro::Task<bool> MainWindow::openFromHistory(qint64 reviewId)
 {
+    QPointer<MainWindow> self(this);
     auto loading = m_history->load(reviewId);
     auto loaded = co_await loading;
+    if (!self)
+        co_return false;
     if (!loaded) {
         showError(QString::fromStdString(loaded.error().message));
         co_return false;
@@ -579,6 +620,7 @@ QCoro::Task<bool> MainWindow::openFromHistory(qint64 reviewId)
     m_reviewView->setReview(loaded.value());
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(true);
+    showTitleFor(m_reviewView->review());
     emit reviewShown(reviewId);
     co_return true;
 }
@@ -622,6 +664,50 @@ void MainWindow::setLanguage(const QString& language)
         5000);
 }
 
+void MainWindow::showTitleFor(const cw::Review& review)
+{
+    if (review.document.path.isEmpty()) {
+        setWindowTitle(tr("Clausewright"));
+        return;
+    }
+    setWindowTitle(
+        tr("%1 — Clausewright")
+            .arg(review.document.title.isEmpty() ? QFileInfo(review.document.path).fileName()
+                                                 : review.document.title));
+}
+
+void MainWindow::showCodePanel(bool shown)
+{
+    if (shown == m_codePanel->isVisibleTo(this)) {
+        m_codeAction->setChecked(shown);
+        return;
+    }
+    m_codePanel->setVisible(shown);
+    m_codeAction->setChecked(shown);
+    if (!shown)
+        return;
+    // First shown, or the saved sizes no longer fit the window: a third for the code,
+    // within both sides' minimum widths.
+    const QList<int> sizes = m_codeSplitter->sizes();
+    const int total = std::max(m_codeSplitter->width(), width());
+    if (sizes.size() == 2 && sizes[1] >= kCodePanelMinimumWidth && sizes[0] >= kReviewMinimumWidth)
+        return;
+    const int code = std::max(kCodePanelMinimumWidth, total / 3);
+    m_codeSplitter->setSizes({ std::max(kReviewMinimumWidth, total - code), code });
+}
+
+void MainWindow::updateActions()
+{
+    const bool reviewShown = m_stack->currentWidget() == m_reviewView && m_reviewView->hasReview();
+    for (QAction* action : std::as_const(m_reviewActions))
+        action->setEnabled(reviewShown);
+    const bool pagesShown = reviewShown && m_reviewView->pdfView()->renderer() != nullptr
+        && m_reviewView->pdfView()->isVisibleTo(m_reviewView);
+    for (QAction* action : std::as_const(m_pageActions))
+        action->setEnabled(pagesShown);
+    m_cancelAction->setEnabled(m_queue->isBusy());
+}
+
 void MainWindow::showNotice(const QString& message)
 {
     m_messageBar->showMessage(message, MessageBar::Kind::Info);
@@ -652,6 +738,7 @@ void MainWindow::dropEvent(QDropEvent* event)
 void MainWindow::closeEvent(QCloseEvent* event)
 {
     cw::AppSettings::setWindowGeometry(saveGeometry(), saveState());
+    cw::AppSettings::setCodePanel(m_codePanel->isVisibleTo(this), m_codeSplitter->saveState());
     QMainWindow::closeEvent(event);
 }
 

@@ -7,11 +7,11 @@
 #include <optional>
 #include <qcoro/qcorotask.h>
 
-class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QStackedWidget;
 
 namespace cw {
@@ -49,7 +49,9 @@ public:
     HistoryStore* history() const { return m_history.get(); }
     ReviewQueue* queue() const { return m_queue; }
     QString lastError() const { return m_lastError; }
-    QCoro::Task<bool> exportCurrent(const QString& path, const QString& format); // for tests too
+    // Coroutines take their arguments by value: a caller (a menu's slot) returns at the first
+    // co_await and drops the task, so a reference would dangle when the task resumes.
+    QCoro::Task<bool> exportCurrent(QString path, QString format); // for tests too
     QCoro::Task<bool> openFromHistory(qint64 reviewId);
 
 signals:
@@ -81,14 +83,24 @@ private:
     bool showModelSettings(const QString& modelPath = {}); // true: saved
     void finishFirstRun(const QString& choice);
     void setLanguage(const QString& language);
+    void showCodePanel(bool shown);
+    // Actions that act on an open review are enabled only while one is shown (not on the
+    // drop zone or the Getting Started page); Cancel only while a review runs.
+    void updateActions();
+    void showTitleFor(const cw::Review& review);
 
     QStackedWidget* m_stack = nullptr;
     MessageBar* m_messageBar = nullptr;
     QLabel* m_dropZone = nullptr;
     FirstRunPage* m_firstRun = nullptr;
     ReviewView* m_reviewView = nullptr;
-    CodePanel* m_codePanel = nullptr; // in a dock beside the review (View ▸ Code and Tests)
-    QDockWidget* m_codeDock = nullptr;
+    CodePanel* m_codePanel = nullptr; // beside the review (View ▸ Code and Tests)
+    QSplitter* m_codeSplitter = nullptr; // the review (with its message bar) | the code panel
+    QWidget* m_reviewSide = nullptr;
+    QAction* m_codeAction = nullptr;
+    QList<QAction*> m_reviewActions; // filter and zoom: need a review on screen
+    QList<QAction*> m_pageActions; // zoom, pages, copy: need a PDF's pages on screen
+    QAction* m_cancelAction = nullptr;
     cw::ReviewQueue* m_queue = nullptr;
     cw::ContractWorkflow* m_workflow = nullptr; // open, password, preview and export steps
     std::unique_ptr<cw::HistoryStore> m_history;

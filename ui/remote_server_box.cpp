@@ -48,7 +48,10 @@ RemoteServerBox::RemoteServerBox(QWidget* parent)
     m_test->setToolTip(tr("Connect and list the server's models"));
     modelRow->addWidget(m_model, 1);
     modelRow->addWidget(m_test);
-    form->addRow(tr("M&odel:"), modelRow);
+    // A row of two widgets: the label needs its buddy named, or it shows the "&" itself.
+    auto* modelLabel = new QLabel(tr("M&odel:"), this);
+    modelLabel->setBuddy(m_model);
+    form->addRow(modelLabel, modelRow);
     m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("remoteStatus"));
     m_status->setWordWrap(true);

@@ -7,6 +7,7 @@
 #include "ui/pdf_view.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFutureWatcher>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -22,6 +23,15 @@
 #include <utility>
 
 namespace cw::ui {
+
+namespace {
+
+// Below these widths a page cannot be read, or the table shows no clause text.
+constexpr int kDocumentMinimumWidth = 320;
+constexpr int kFindingsMinimumWidth = 380;
+constexpr int kTextColumnChars = 40;
+
+} // namespace
 
 ReviewView::ReviewView(QWidget* parent)
     : QWidget(parent)
@@ -86,8 +96,15 @@ ReviewView::ReviewView(QWidget* parent)
     right->setStretchFactor(1, 2);
     m_splitter->addWidget(m_documentStack);
     m_splitter->addWidget(right);
-    m_splitter->setStretchFactor(0, 3);
-    m_splitter->setStretchFactor(1, 2);
+    // Pages and table share the width evenly: at 3:2 the table's text column shrank to a
+    // couple of words. Neither side collapses below what can still be read.
+    m_splitter->setStretchFactor(0, 1);
+    m_splitter->setStretchFactor(1, 1);
+    m_splitter->setChildrenCollapsible(false);
+    m_documentStack->setMinimumWidth(kDocumentMinimumWidth);
+    right->setMinimumWidth(kFindingsMinimumWidth);
+    right->setChildrenCollapsible(false);
+    m_table->viewport()->installEventFilter(this);
 
     connect(m_filter, &QLineEdit::textChanged, m_filterModel, &FindingsFilterModel::setText);
     connect(m_riskFilter, &QComboBox::currentIndexChanged, this,
@@ -117,18 +134,41 @@ void ReviewView::setReview(const cw::Review& review)
 
 void ReviewView::fitColumns()
 {
-    // Long categories and clause headings would push the text column out of sight: they
-    // get their content's width up to a cap (the user can still drag them wider), and the
-    // text takes what is left.
     m_table->resizeColumnsToContents();
+    m_categoryWidth = m_table->columnWidth(FindingsTableModel::CategoryColumn);
+    m_clauseWidth = m_table->columnWidth(FindingsTableModel::ClauseColumn);
+    shareColumnWidths();
+}
+
+void ReviewView::shareColumnWidths()
+{
+    // The clause text is what tells the rows apart: it keeps kTextColumnChars characters'
+    // room, and the category and clause columns give way (to their floors; their full
+    // text is in the detail pane and the tooltip) before it does.
+    using Column = FindingsTableModel::Column;
     const int em = m_table->fontMetrics().averageCharWidth();
-    for (const auto& [column, cap] : { std::pair { FindingsTableModel::CategoryColumn, 20 },
-             std::pair { FindingsTableModel::ClauseColumn, 18 } }) {
-        if (m_table->columnWidth(column) > cap * em)
-            m_table->setColumnWidth(column, cap * em);
-    }
-    m_table->horizontalHeader()->setSectionResizeMode(
-        FindingsTableModel::TextColumn, QHeaderView::Stretch);
+    QHeaderView* header = m_table->horizontalHeader();
+    int fixed = 0;
+    for (Column column : { Column::RiskColumn, Column::PageColumn, Column::ConfidenceColumn })
+        fixed += m_table->columnWidth(column);
+    const int available = m_table->viewport()->width() - fixed;
+    const int wantText = kTextColumnChars * em;
+    const int category = std::min(m_categoryWidth, 18 * em);
+    const int clause = std::min(m_clauseWidth, 12 * em);
+    const int room = std::max(available - wantText, 0);
+    const double share = category + clause > room ? double(room) / (category + clause) : 1.0;
+    m_table->setColumnWidth(
+        Column::CategoryColumn, std::max(int(category * share), std::min(category, 10 * em)));
+    m_table->setColumnWidth(
+        Column::ClauseColumn, std::max(int(clause * share), std::min(clause, 6 * em)));
+    header->setSectionResizeMode(Column::TextColumn, QHeaderView::Stretch);
+}
+
+bool ReviewView::eventFilter(QObject* watched, QEvent* event)
+{
+    if (watched == m_table->viewport() && event->type() == QEvent::Resize)
+        shareColumnWidths();
+    return QWidget::eventFilter(watched, event);
 }
 
 void ReviewView::followQueue(cw::ReviewQueue* queue)

@@ -71,8 +71,12 @@ signals:
     // text (not a PDF, or the file could not be opened: documentError() says why).
     void documentShown();
 
+protected:
+    bool eventFilter(QObject* watched, QEvent* event) override;
+
 private:
     void fitColumns();
+    void shareColumnWidths(); // after a resize: the text column first
     struct LiveQuestion {
         QStringList categories;
         QString note;
@@ -98,6 +102,8 @@ private:
     FindingsTableModel* m_model = nullptr;
     FindingsFilterModel* m_filterModel = nullptr;
     FindingDetailPane* m_detail = nullptr;
+    int m_categoryWidth = 0; // the columns' content widths, before they give way
+    int m_clauseWidth = 0;
     bool m_live = false;
     QHash<int, LiveQuestion> m_questions;
 };

@@ -111,4 +111,21 @@ void AppSettings::setWindowGeometry(const QByteArray& geometry, const QByteArray
     settings.setValue(QStringLiteral("ui/state"), state);
 }
 
+bool AppSettings::codePanelShown()
+{
+    return QSettings().value(QStringLiteral("ui/codePanelShown"), false).toBool();
+}
+
+QByteArray AppSettings::codeSplitterState()
+{
+    return QSettings().value(QStringLiteral("ui/codeSplitter")).toByteArray();
+}
+
+void AppSettings::setCodePanel(bool shown, const QByteArray& splitterState)
+{
+    QSettings settings;
+    settings.setValue(QStringLiteral("ui/codePanelShown"), shown);
+    settings.setValue(QStringLiteral("ui/codeSplitter"), splitterState);
+}
+
 } // namespace cw

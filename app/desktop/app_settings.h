@@ -49,6 +49,10 @@ public:
     static QByteArray windowGeometry();
     static QByteArray windowState();
     static void setWindowGeometry(const QByteArray& geometry, const QByteArray& state);
+    // The code panel beside the review: shown or not, and the splitter's sizes.
+    static bool codePanelShown();
+    static QByteArray codeSplitterState();
+    static void setCodePanel(bool shown, const QByteArray& splitterState);
 };
 
 } // namespace cw

@@ -1,6 +1,7 @@
 #include "engine/runtime/model.h"
 
 #include "engine/backend/backend_factory.h"
+#include "engine/runtime/kv_pool_size.h"
 
 #include <algorithm>
 #include <string>
@@ -68,8 +69,7 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
     capacity.maxSequences = options.maxSequences;
     std::int64_t kvTokens = options.maxKvTokens;
     if (kvTokens <= 0)
-        kvTokens = mayUseGpu ? 2 * context + 1024 * std::int64_t(options.maxSequences - 1)
-                             : 8 * std::max<std::int64_t>(context, 4096);
+        kvTokens = defaultKvPoolTokens(context, options.maxSequences, mayUseGpu);
     capacity.kvBlocks = (kvTokens + options.kvBlockTokens - 1) / options.kvBlockTokens;
     // Prefill chunk: the GPU's tensor cores want large products; the CPU shorter steps so a
     // cancel lands quickly. The GPU's step workspace is sized for the largest step.

@@ -11,10 +11,10 @@
 #include "ui/code_panel.h"
 #include "ui/main_window.h"
 
+#include <QAction>
 #include <QApplication>
 #include <QComboBox>
 #include <QDir>
-#include <QDockWidget>
 #include <QLabel>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -203,7 +203,7 @@ private slots:
         }
         ui::MainWindow window(nullptr, m_history);
         window.resize(1500, 900);
-        window.findChild<QDockWidget*>("codeDock")->show();
+        window.findChild<QAction*>("codePanelAction")->trigger();
         window.show();
         ui::CodePanel* panel = window.codePanel();
         // The panel and the reviews share their loaded models: one copy in memory.
@@ -218,8 +218,13 @@ private slots:
         QCOMPARE(panel->results()->topLevelItem(1)->child(2)->text(1), QString("adds no coverage"));
         QVERIFY2(panel->coverageLabel()->text().startsWith("2 kept, 2 discarded; coverage 0% -> "),
             qPrintable(panel->coverageLabel()->text()));
+        // The lines no kept test runs are marked in the code editor's line numbers.
+        QCOMPARE(panel->codeEditor()->linesNotRun(),
+            report->coverageMeasured ? ui::CodeEditor::linesOfRanges(report->uncoveredLines)
+                                     : QSet<int>());
+        QVERIFY(!report->coverageMeasured || !panel->codeEditor()->linesNotRun().isEmpty());
         QTest::qWait(200);
-        saveScreenshot(window.findChild<QDockWidget*>("codeDock"), "code-panel.png");
+        saveScreenshot(panel, "code-panel.png");
     }
 };
 

@@ -22,6 +22,7 @@
 #include <QDialog>
 #include <QDir>
 #include <QDropEvent>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
@@ -31,6 +32,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QStandardPaths>
+#include <QStatusBar>
 #include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
@@ -75,6 +77,16 @@ QString labelText(QWidget* window, const char* name)
 {
     auto* label = window->findChild<QLabel*>(QLatin1String(name));
     return label ? label->text() : QString();
+}
+
+// Writes zeros over the stack below the caller, where the frames of a slot that has returned
+// were: a coroutine still holding a reference into them then reads an empty string (as the
+// export's "Report written to " with no path did) instead of, by luck, the old value.
+[[gnu::noinline]] void scrubStack()
+{
+    volatile char buffer[256 * 1024];
+    for (auto& c : buffer)
+        c = 0;
 }
 
 template <typename T> T awaited(QCoro::Task<T>&& task)
@@ -230,6 +242,44 @@ private slots:
         dialog.show();
         QTRY_VERIFY_WITH_TIMEOUT(dialog.model()->rowCount() >= 1, 10000);
         saveScreenshot(&dialog, QStringLiteral("history.png"));
+    }
+
+    void exportFromTheMenuNamesTheFileWritten()
+    {
+        // As File ▸ Export Report does it: the save dialog answers, the slot returns while the
+        // report is written on a worker, and the message comes later, naming the file.
+        cw::ui::MainWindow window(nullptr, m_dir.filePath(QStringLiteral("menu-export.sqlite")));
+        window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&window));
+        QSignalSpy shown(&window, &cw::ui::MainWindow::reviewShown);
+        window.openContract(kSample);
+        QVERIFY2(shown.wait(120000), qPrintable(window.lastError()));
+        auto* exportAction = window.findChild<QAction*>(QStringLiteral("exportAction"));
+        QVERIFY(exportAction && exportAction->isEnabled());
+
+        const QString path = m_dir.filePath(QStringLiteral("menu-report.pdf"));
+        bool answered = false;
+        QTimer answer; // the dialog runs its own event loop; this answers it as a user would
+        connect(&answer, &QTimer::timeout, &window, [&] {
+            auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+            if (!dialog || !dialog->isVisible())
+                return;
+            answer.stop();
+            dialog->selectFile(path);
+            static_cast<QDialog*>(dialog)->accept(); // public in QDialog
+            answered = true;
+        });
+        answer.start(20);
+        exportAction->trigger();
+        QVERIFY(answered);
+        QCOMPARE(window.statusBar()->currentMessage(), QStringLiteral("Writing the report…"));
+        QVERIFY(!exportAction->isEnabled());
+        scrubStack();
+        QTRY_COMPARE_WITH_TIMEOUT(window.statusBar()->currentMessage(),
+            QStringLiteral("Report written to %1").arg(path), 60000);
+        QVERIFY(QFileInfo(path).size() > 1000);
+        QVERIFY(exportAction->isEnabled());
+        QVERIFY2(window.lastError().isEmpty(), qPrintable(window.lastError()));
     }
 
     void darkThemeScreenshot()
@@ -414,12 +464,15 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(
             pdf->renderer() && pdf->renderer()->page(0, pdf->renderDpi()).width() > 1, 10000);
         // One image pixel per device pixel: the page image is as wide as the page on screen
-        // times the device pixel ratio (within the cache's rounding of the resolution).
+        // times the device pixel ratio, within the cache's rounding of the resolution (to 6
+        // dpi: 5 % at the ~60 dpi of a page half the window wide, 2.5 % at twice that).
         const double dpr = pdf->devicePixelRatioF();
         const double onScreen = pdf->renderer()->pageSizePt(0).width() * pdf->pixelsPerPoint() * dpr;
         const double image = pdf->renderer()->page(0, pdf->renderDpi()).width();
-        QVERIFY2(std::abs(image - onScreen) / onScreen < 0.05,
-            qPrintable(QStringLiteral("image %1 px, page on screen %2 device px").arg(image).arg(onScreen)));
+        QVERIFY2(std::abs(image - onScreen) / onScreen <= 3.0 / pdf->renderDpi() + 0.01,
+            qPrintable(QStringLiteral("image %1 px, page on screen %2 device px")
+                           .arg(image)
+                           .arg(onScreen)));
         QTest::qWait(500);
         if (dpr > 1.5)
             saveScreenshot(pdf, QStringLiteral("pdf-view-hidpi.png"));
