@@ -178,7 +178,7 @@ int runInspect(std::span<char*> args)
     std::string path;
     std::int64_t context = 0;
     std::int64_t batch = 1;
-    int kvBytes = 2;
+    int kvBytes = 4; // both backends keep the KV cache in f32
     // The path as the other commands take a file (`review FILE`), or as --model like
     // `generate` and `bench`; one of the two is needed.
     auto* positional = app.add_option("MODEL", path, "GGUF file or Hugging Face model folder");
@@ -189,8 +189,8 @@ int runInspect(std::span<char*> args)
         ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 30));
     app.add_option("--batch", batch, "sequences held at once")
         ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 20));
-    app.add_option(
-           "--kv-bytes", kvBytes, "bytes per KV-cache element (2: f16/bf16, 4: f32, 1: 8-bit)")
+    app.add_option("--kv-bytes", kvBytes,
+           "bytes per KV-cache element (4: f32, what both backends store; 2: f16/bf16, 1: 8-bit)")
         ->check(CLI::IsMember({ 1, 2, 4 }));
     try {
         app.parse(int(args.size()), args.data());
