@@ -93,8 +93,8 @@ TEST(InspectCommand, countsParametersAndKvCacheOfQwen3Moe)
     const auto& m = j["memory"];
     EXPECT_EQ(m["weights_bytes"], 165568 * 4);
     EXPECT_EQ(m["attention_layers"], 4);
-    EXPECT_EQ(m["kv_cache_bytes_per_token"], 4 * 2 * 32 * 2); // layers x K,V x kv dim x f16
-    EXPECT_EQ(m["kv_cache_bytes"], 512 * 1000 * 2);
+    EXPECT_EQ(m["kv_cache_bytes_per_token"], 4 * 2 * 32 * 4); // layers x K,V x kv dim x f32
+    EXPECT_EQ(m["kv_cache_bytes"], 1024 * 1000 * 2);
     EXPECT_EQ(m["deltanet_recurrent_state_bytes"], 0);
     ASSERT_EQ(j["quantization"].size(), 1u);
     EXPECT_EQ(j["quantization"][0]["type"], "f32");
@@ -126,7 +126,7 @@ TEST(InspectCommand, countsDeltaNetStateAndQuantizationMixOfQwen35Moe)
     const auto& m = j["memory"];
     EXPECT_EQ(m["attention_layers"], 1);
     EXPECT_EQ(m["deltanet_layers"], 3);
-    EXPECT_EQ(m["kv_cache_bytes"], 1 * 2 * 32 * 2 * 1000 * 2);
+    EXPECT_EQ(m["kv_cache_bytes"], 1 * 2 * 32 * 4 * 1000 * 2);
     // 3 layers x 4 value heads x 16 x 16 floats x 2 sequences; conv: 3 x (4-1) x 128 channels.
     EXPECT_EQ(m["deltanet_recurrent_state_bytes"], 3 * 4 * 16 * 16 * 4 * 2);
     EXPECT_EQ(m["deltanet_conv_state_bytes"], 3 * 3 * 128 * 4 * 2);
