@@ -2,8 +2,11 @@
 // clauses, runs the heads and the playbook, and writes the report (JSON, Markdown, HTML,
 // PDF) to --out or to standard output. With --model and --heads llm|all the language model
 // reviews the fast heads' candidate clauses too; its progress ("model review n/m") and, with
-// --show-notes, its note on each question go to standard error.
+// --show-notes, its note on each question go to standard error. --redline writes the contract
+// as a DOCX with the playbook's wording as tracked changes and comments giving the reasons.
 #include "app/cli/cli_command.h"
+#include "app/playbook/playbook.h"
+#include "app/redline/redline_export.h"
 #include "app/report/report_exporter.h"
 #include "app/review/review_pipeline.h"
 
@@ -21,7 +24,7 @@ namespace {
 int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
-    std::string file, model, playbook, heads = "fast", format = "json", out, password;
+    std::string file, model, playbook, heads = "fast", format = "json", out, password, redline;
     bool textOnly = false, showNotes = false;
     int threads = 0;
     std::string device = "cpu";
@@ -35,6 +38,9 @@ int runReview(std::span<char*> args)
         ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
     app.add_option(
         "--out", out, "write the report here (default: standard output; pdf needs --out)");
+    app.add_option("--redline", redline,
+        "also write the contract as a DOCX with the playbook's preferred wording as tracked "
+        "changes (author Clausewright) and a comment with the risk and reason on each");
     app.add_option("--password", password,
         "password of an encrypted PDF (or set CW_PDF_PASSWORD, which other users cannot see in "
         "the process list)");
@@ -161,6 +167,24 @@ int runReview(std::span<char*> args)
     }
     for (const QString& warning : review->document.warnings)
         std::fprintf(stderr, "review: warning: %s\n", qPrintable(warning));
+    if (!redline.empty()) {
+        const QString playbookPath
+            = options.playbookPath.isEmpty() ? cw::defaultPlaybookPath() : options.playbookPath;
+        auto book = cw::loadPlaybook(playbookPath);
+        if (!book) {
+            std::fprintf(stderr, "review: %s\n", book.error().message.c_str());
+            return 1;
+        }
+        auto written = cw::exportRedline(*review, *book, QString::fromStdString(redline));
+        if (!written) {
+            std::fprintf(stderr, "review: --redline: %s\n", written.error().message.c_str());
+            return 1;
+        }
+        for (const QString& note : written->notPlaced)
+            std::fprintf(stderr, "review: redline: %s\n", qPrintable(note));
+        std::fprintf(stderr, "review: redline with %d tracked changes and %d comments, wrote %s\n",
+            written->changes, written->comments, redline.c_str());
+    }
     if (!out.empty()) {
         if (auto written = cw::exportReview(*review, *reportFormat, QString::fromStdString(out));
             !written) {
