@@ -131,7 +131,8 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
     if (cancelled())
         return makeError("cancelled");
 
-    PluginHost host(options.pluginFolders);
+    std::optional<PluginHost> ownHost;
+    PluginHost& host = options.plugins ? *options.plugins : ownHost.emplace(options.pluginFolders);
     // The model's questions are planned from the fast heads' findings, so they run for
     // heads "llm" too; the llm heads run in the model stage, with the model lent to them.
     const QList<LoadedHead> heads = host.heads(QStringLiteral("fast"));
