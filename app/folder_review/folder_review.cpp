@@ -193,6 +193,8 @@ Result<QList<ContractResult>> reviewFolder(const QString& folder,
             }
             r.review = std::move(*f.review);
             ++reviewed;
+        } else if (cancel && cancel->load()) {
+            continue; // cancelled, not failed: the next run reviews it
         } else {
             r.error = QString::fromStdString(f.review.error().message);
             ++state.failed;
