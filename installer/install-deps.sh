@@ -10,7 +10,7 @@ packages=(
   qt6-l10n-tools libpoppler-qt6-dev qcoro-qt6-dev libsqlite3-dev libquazip1-qt6-dev
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev liblzma-dev libyaml-cpp-dev
   libgtest-dev libbenchmark-dev
-  libcpp-httplib-dev prometheus-cpp-dev qtkeychain-qt6-dev
+  libcpp-httplib-dev prometheus-cpp-dev qtkeychain-qt6-dev libxlsxwriter-dev
   xvfb xauth fonts-dejavu fonts-noto-cjk poppler-utils xz-utils
   desktop-file-utils appstream libxml2-utils
   # Running generated tests: the sandbox and the toolchains of its runners (node:test needs
@@ -20,6 +20,10 @@ packages=(
 # tests/install/package_test.sh: a Debian 12 root to install into, Xvfb's screen to PNG.
 if [[ "${CW_WITH_PACKAGING:-0}" == 1 ]]; then
   packages+=(debootstrap dpkg-dev fakeroot netpbm librsvg2-bin)
+fi
+# The slow tests that open redlines and folder tables in LibreOffice (ctest -L slow).
+if [[ "${CW_WITH_LIBREOFFICE:-0}" == 1 ]]; then
+  packages+=(libreoffice-writer-nogui libreoffice-calc-nogui)
 fi
 if [[ "${CW_WITH_FUZZ:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)

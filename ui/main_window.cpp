@@ -7,8 +7,10 @@
 #include "app/desktop/user_folders.h"
 #include "app/heads/cuad_dataset.h"
 #include "app/history/history_store.h"
+#include "app/redline/redline_export.h"
 #include "ui/code_panel.h"
 #include "ui/first_run_page.h"
+#include "ui/folder_review_dialog.h"
 #include "ui/history_dialog.h"
 #include "ui/message_bar.h"
 #include "ui/model_settings_dialog.h"
@@ -219,6 +221,9 @@ void MainWindow::createActions()
     m_exportAction->setObjectName(QStringLiteral("exportAction"));
     m_exportAction->setShortcut(QKeySequence(tr("Ctrl+E")));
     m_exportAction->setEnabled(false);
+    auto* redline = fileMenu->addAction(tr("Export &Redline…"), this, &MainWindow::chooseRedline);
+    connect(fileMenu, &QMenu::aboutToShow, redline,
+        [this, redline] { redline->setEnabled(m_reviewView->hasReview()); });
     auto* history = fileMenu->addAction(tr("&History…"), this, &MainWindow::showHistory);
     history->setShortcut(QKeySequence(tr("Ctrl+H")));
     fileMenu->addSeparator();
@@ -248,6 +253,11 @@ void MainWindow::createActions()
         m_queue->setOptions(options);
     });
     Q_UNUSED(playbook);
+    reviewMenu->addAction(tr("Review a &Folder…"), this, [this] {
+        auto* dialog = new FolderReviewDialog(m_queue->options(), m_history->path(), this);
+        dialog->setAttribute(Qt::WA_DeleteOnClose);
+        dialog->show();
+    });
 
     auto* viewMenu = menuBar()->addMenu(tr("&View"));
     PdfView* pdf = m_reviewView->pdfView();
@@ -592,6 +602,39 @@ void MainWindow::chooseExport()
     // copies of the path and the format, never references to these locals.
     if (const auto format = cw::ContractWorkflow::formatFor(path, selectedFilter))
         exportCurrent(path, cw::reportFormatName(*format));
+}
+
+void MainWindow::chooseRedline()
+{
+    if (!m_reviewView->hasReview())
+        return;
+    const cw::Review review = m_reviewView->review();
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export redline"),
+        QFileInfo(review.document.path).completeBaseName() + QStringLiteral("-redline.docx"),
+        tr("Word document with tracked changes (*.docx)"));
+    if (path.isEmpty())
+        return;
+    statusBar()->showMessage(tr("Writing the redline…"));
+    QPointer<MainWindow> self(this);
+    // Reading and rewriting the contract runs on a worker: the window never waits on disk.
+    [](QPointer<MainWindow> self, QString path,
+        QFuture<cw::Result<cw::RedlineSummary>> writing) -> QCoro::Task<> {
+        const cw::Result<cw::RedlineSummary> done = co_await writing;
+        if (!self)
+            co_return;
+        if (!done) {
+            self->showError(QString::fromStdString(done.error().message));
+            co_return;
+        }
+        self->statusBar()->showMessage(tr("Redline with %1 tracked changes and %2 comments "
+                                          "written to %3")
+                                           .arg(done->changes)
+                                           .arg(done->comments)
+                                           .arg(path),
+            8000);
+    }(self, path, QtConcurrent::run([review, path] {
+        return cw::exportRedlineWithItsPlaybook(review, path);
+    }));
 }
 
 void MainWindow::showHistory()

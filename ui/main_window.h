@@ -79,6 +79,7 @@ private:
     QCoro::Task<> onReviewReady(cw::Review review);
     QCoro::Task<> onFindingEdited(int index, QString category, cw::Risk risk, QString comment);
     void chooseExport();
+    void chooseRedline(); // "Export Redline…": the playbook's wording as tracked changes
     void showHistory();
     bool showModelSettings(const QString& modelPath = {}); // true: saved
     void finishFirstRun(const QString& choice);

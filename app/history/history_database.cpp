@@ -335,6 +335,21 @@ Result<qint64> HistoryDatabase::count()
     return query.int64(0);
 }
 
+Result<std::optional<qint64>> HistoryDatabase::latestReviewOf(
+    const QString& sha256, const QString& playbookName)
+{
+    SqlStatement query(m_db,
+        "SELECT r.id FROM reviews r JOIN documents d ON d.id = r.document_id "
+        "WHERE d.sha256 = ?1 AND r.playbook = ?2 ORDER BY r.id DESC LIMIT 1");
+    query.bind(1, sha256).bind(2, playbookName);
+    const int rc = query.step();
+    if (rc == SQLITE_ROW)
+        return std::optional<qint64>(query.int64(0));
+    if (rc != SQLITE_DONE)
+        return sqlError(QStringLiteral("cannot look up the reviews of a document"));
+    return std::optional<qint64>();
+}
+
 Result<HistoryPage> HistoryDatabase::list(int offset, int limit)
 {
     HistoryPage page;

@@ -82,6 +82,10 @@ public:
     // Newest first; `offset` and `limit` page through the list.
     Result<HistoryPage> list(int offset, int limit);
     Result<qint64> count();
+    // The newest review of the file with this SHA-256 against the playbook of this name, if
+    // any: what a folder review resumes from instead of reviewing the file again.
+    Result<std::optional<qint64>> latestReviewOf(
+        const QString& sha256, const QString& playbookName);
     // The review as saved, with the user's edits applied, without re-running anything.
     Result<Review> load(qint64 id);
     // FTS5 query (words, "phrases", prefix*, AND/OR/NOT) over contract text and findings;

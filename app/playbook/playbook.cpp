@@ -136,6 +136,16 @@ Result<Playbook> parsePlaybook(const QByteArray& yaml, const QString& name)
             if (!node["message"] || !node["message"].IsScalar())
                 return makeError(where + ": field 'message' is missing");
             rule.message = QString::fromStdString(node["message"].as<std::string>());
+            for (const auto& [key, text] : { std::pair { "preferred_text", &rule.preferredText },
+                     std::pair { "fallback_text", &rule.fallbackText } }) {
+                if (!node[key])
+                    continue;
+                if (!node[key].IsScalar())
+                    return makeError(where + ": field '" + key + "' must be text");
+                *text = QString::fromStdString(node[key].as<std::string>()).trimmed();
+                if (text->isEmpty())
+                    return makeError(where + ": field '" + key + "' is empty; leave it out");
+            }
             book.rules.append(rule);
         }
     } catch (const YAML::Exception& e) {

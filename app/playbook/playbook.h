@@ -24,6 +24,11 @@ struct PlaybookRule {
     QStringList values;
     Risk risk = Risk::Medium;
     QString message;
+    // The firm's wording for the clause, proposed as a tracked change in the redline: the
+    // preferred position, and the fallback it accepts when the other side refuses it (given in
+    // the change's comment; the tracked change itself when there is no preferred wording).
+    QString preferredText;
+    QString fallbackText;
 };
 
 // A firm's playbook: its rules, the categories it expects every contract to have, and the

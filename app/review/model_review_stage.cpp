@@ -7,6 +7,7 @@
 #include "app/llm_review/prompt_rendering.h"
 #include "app/plugins/llm_head.h"
 #include "app/plugins/plugin_host.h"
+#include "app/review/clause_findings.h"
 #include "app/review/review_pipeline.h"
 #include "app/review/review_summary.h"
 
@@ -147,7 +148,8 @@ Result<void> runModelStage(Review& review, const LoadedHead& llmHead,
                            "review comes from the fast heads.")
                 .arg(headReport.answered)
                 .arg(headReport.questions));
-    review.findings = result->findings;
+    // Two model findings in one clause the fast heads missed are both added by the merge.
+    review.findings = mergeClauseFindings(result->findings, review.document.text);
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
     applyPlaybookKeepingModelRisk(playbook, review);

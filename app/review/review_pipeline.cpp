@@ -2,9 +2,10 @@
 
 #include "app/ingest/document_reader.h"
 #include "app/llm_review/llm_session.h"
-#include "app/review/model_review_stage.h"
 #include "app/playbook/playbook.h"
 #include "app/plugins/plugin_host.h"
+#include "app/review/clause_findings.h"
+#include "app/review/model_review_stage.h"
 #include "app/segment/clause_segmenter.h"
 
 #include <QElapsedTimer>
@@ -130,7 +131,8 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
     if (cancelled())
         return makeError("cancelled");
 
-    PluginHost host(options.pluginFolders);
+    std::optional<PluginHost> ownHost;
+    PluginHost& host = options.plugins ? *options.plugins : ownHost.emplace(options.pluginFolders);
     // The model's questions are planned from the fast heads' findings, so they run for
     // heads "llm" too; the llm heads run in the model stage, with the model lent to them.
     const QList<LoadedHead> heads = host.heads(QStringLiteral("fast"));
@@ -185,6 +187,8 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
             }
         }
     }
+    // The classifier finds a category sentence by sentence: one finding per clause.
+    review.findings = mergeClauseFindings(review.findings, review.document.text);
     std::stable_sort(review.findings.begin(), review.findings.end(),
         [](const Finding& a, const Finding& b) { return a.start < b.start; });
     review.settings = QJsonObject { { "heads", options.heads }, { "head_list", headList },

@@ -21,6 +21,7 @@ namespace cw {
 namespace llm {
 class LlmSessionCache;
 }
+class PluginHost;
 
 // What to run and how.
 struct ReviewOptions {
@@ -37,6 +38,9 @@ struct ReviewOptions {
     bool textOnly = false; // read the file as plain text, offsets refer to its characters
     QStringList pluginFolders; // extra folders to load head plugins from (tests)
     QString password; // of an encrypted PDF; empty: the one given in this session, if any
+    // Heads already loaded, shared by many reviews (a folder review); null: each review loads
+    // its own from pluginFolders. Call its heads() once before sharing it between threads.
+    std::shared_ptr<PluginHost> plugins;
 };
 
 // The stages a review goes through, in order; progress reports which one is running.

@@ -4,10 +4,13 @@
 // (--db another file, --no-save not at all). With --model (or --server) the language model
 // reviews the fast heads' candidate clauses too, unless --heads fast says otherwise; its
 // progress ("model review n/m") and, with --show-notes, its note on each question go to
-// standard error.
+// standard error. --redline writes the contract as a DOCX with the playbook's wording as
+// tracked changes and comments giving the reasons.
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_usage.h"
 #include "app/history/history_database.h"
+#include "app/playbook/playbook.h"
+#include "app/redline/redline_export.h"
 #include "app/report/report_exporter.h"
 #include "app/review/review_pipeline.h"
 
@@ -26,7 +29,7 @@ int runReview(std::span<char*> args)
 {
     CLI::App app { "Review a contract with the clause heads and a playbook", "review" };
     cw::cli::showDefaultsInHelp(app);
-    std::string file, model, playbook, heads, format = "json", out, password, dbPath;
+    std::string file, model, playbook, heads, format = "json", out, password, dbPath, redline;
     bool textOnly = false, showNotes = false, noSave = false;
     int threads = 0;
     std::string device = "cpu";
@@ -42,6 +45,9 @@ int runReview(std::span<char*> args)
         ->check(CLI::IsMember({ "json", "md", "markdown", "html", "pdf" }));
     app.add_option(
         "--out", out, "write the report here (default: standard output; pdf needs --out)");
+    app.add_option("--redline", redline,
+        "also write the contract as a DOCX with the playbook's preferred wording as tracked "
+        "changes (author Clausewright) and a comment with the risk and reason on each");
     app.add_option("--password", password,
         "password of an encrypted PDF (or set CW_PDF_PASSWORD, which other users cannot see in "
         "the process list)");
@@ -190,6 +196,24 @@ int runReview(std::span<char*> args)
         review->id = *saved;
         std::fprintf(stderr, "review: saved in the history as review %lld (%s)\n",
             qlonglong(*saved), qPrintable(path));
+    }
+    if (!redline.empty()) {
+        const QString playbookPath
+            = options.playbookPath.isEmpty() ? cw::defaultPlaybookPath() : options.playbookPath;
+        auto book = cw::loadPlaybook(playbookPath);
+        if (!book) {
+            std::fprintf(stderr, "review: %s\n", book.error().message.c_str());
+            return 1;
+        }
+        auto written = cw::exportRedline(*review, *book, QString::fromStdString(redline));
+        if (!written) {
+            std::fprintf(stderr, "review: --redline: %s\n", written.error().message.c_str());
+            return 1;
+        }
+        for (const QString& note : written->notPlaced)
+            std::fprintf(stderr, "review: redline: %s\n", qPrintable(note));
+        std::fprintf(stderr, "review: redline with %d tracked changes and %d comments, wrote %s\n",
+            written->changes, written->comments, redline.c_str());
     }
     if (!out.empty()) {
         if (auto written = cw::exportReview(*review, *reportFormat, QString::fromStdString(out));

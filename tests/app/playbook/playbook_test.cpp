@@ -34,6 +34,35 @@ private slots:
         QVERIFY(book->expected.contains("Governing Law"));
     }
 
+    void readsPreferredAndFallbackWording()
+    {
+        auto book
+            = parsePlaybook("name: x\nrules:\n  - id: cap\n    category: Cap On Liability\n"
+                            "    risk: high\n    message: m\n"
+                            "    preferred_text: \"Each party's liability is capped.\"\n"
+                            "    fallback_text: |\n      Liability is capped at twice the fees.\n",
+                "firm.yaml");
+        QVERIFY2(book.ok(), book.ok() ? "" : book.error().message.c_str());
+        QCOMPARE(
+            book->rules.front().preferredText, QStringLiteral("Each party's liability is capped."));
+        QCOMPARE(book->rules.front().fallbackText,
+            QStringLiteral("Liability is capped at twice the fees."));
+        const QString empty = errorOf("name: x\nrules:\n  - id: cap\n    category: Insurance\n"
+                                      "    risk: high\n    message: m\n    preferred_text: \"\"\n");
+        QVERIFY(empty.contains("rule 1 (cap)") && empty.contains("'preferred_text'"));
+        const QString list = errorOf("name: x\nrules:\n  - id: cap\n    category: Insurance\n"
+                                     "    risk: high\n    message: m\n    fallback_text: [a]\n");
+        QVERIFY(list.contains("'fallback_text' must be text"));
+        // Every position of the bundled playbook that a lawyer would redraft has wording.
+        auto bundled
+            = loadPlaybook(QStringLiteral(CW_SOURCE_DIR "/resources/playbooks/default.yaml"));
+        QVERIFY(bundled.ok());
+        int worded = 0;
+        for (const PlaybookRule& r : bundled->rules)
+            worded += !r.preferredText.isEmpty();
+        QVERIFY(worded >= 12);
+    }
+
     void errorsNameFileRuleAndField()
     {
         const QString badRisk
