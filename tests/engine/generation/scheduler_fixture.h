@@ -7,6 +7,7 @@
 #include "engine/model_files/model_loader.h"
 #include "engine/tokenizer/tokenizer.h"
 
+#include <cstdlib>
 #include <future>
 #include <gtest/gtest.h>
 #include <memory>
@@ -30,6 +31,9 @@ inline LoadedModel loadGolden(const std::string& name, engine::ModelOptions opti
     EXPECT_TRUE(tok.ok());
     if (options.threads == 0)
         options.threads = 2;
+    // CW_TEST_DEVICE=cuda:0 runs the same tests on a GPU (on the accelerator machine).
+    if (const char* device = std::getenv("CW_TEST_DEVICE"); device && *device)
+        options.device = device;
     auto m = engine::Model::create(std::move(*d), options);
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
     return { std::move(*m), std::make_unique<engine::Tokenizer>(std::move(*tok)) };
