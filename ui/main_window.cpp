@@ -8,6 +8,7 @@
 #include "app/heads/cuad_dataset.h"
 #include "app/history/history_store.h"
 #include "app/redline/redline_export.h"
+#include "app/review/model_run.h"
 #include "ui/code_panel.h"
 #include "ui/first_run_page.h"
 #include "ui/folder_review_dialog.h"
@@ -507,9 +508,13 @@ QCoro::Task<> MainWindow::onReviewReady(cw::Review review)
         const int pages = review.document.pageCount();
         // No %n plural: the English UI has no translation file to turn "page(s)" into words.
         const QString seconds = QLocale().toString(total / 1000.0, 'f', 1);
-        m_speedLabel->setText(pages == 1 ? tr("Last review: 1 page in %1 s").arg(seconds)
-                : pages > 1 ? tr("Last review: %1 pages in %2 s").arg(pages).arg(seconds)
-                            : tr("Last review: %1 s").arg(seconds));
+        QString speed = pages == 1 ? tr("Last review: 1 page in %1 s").arg(seconds)
+            : pages > 1            ? tr("Last review: %1 pages in %2 s").arg(pages).arg(seconds)
+                                   : tr("Last review: %1 s").arg(seconds);
+        // Where the model review ran, its tokens/s and time (as the report's footer says).
+        if (const auto run = cw::modelRunOf(review))
+            speed += tr(" · model review on %1").arg(cw::modelRunText(*run));
+        m_speedLabel->setText(speed);
     }
     m_stack->setCurrentWidget(m_reviewView);
     m_exportAction->setEnabled(true);

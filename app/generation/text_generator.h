@@ -45,7 +45,9 @@ struct GenerationAnswer {
 
 struct GenerationTotals {
     std::int64_t promptTokens = 0; // fed through the model (remote: as the server counts)
-    std::int64_t sharedPrefixTokens = 0; // in-process: prefilled once for every request
+    // In-process: the most prompt tokens one request forked from the prefix cache (prefilled
+    // once, shared by the requests that share them).
+    std::int64_t sharedPrefixTokens = 0;
     std::int64_t generatedTokens = 0;
     bool cancelled = false;
     int failed = 0; // answers that ended with an error
@@ -61,6 +63,9 @@ public:
     virtual QString name() const = 0; // the model, as reviews record it
     virtual QString location() const = 0; // its path, or the server's URL
     virtual QString kindName() const = 0; // "in-process" or "remote server"
+    // Where the answers are computed, for the status bar and the report: the engine's device
+    // ("CPU (16 threads)", "NVIDIA H200 (cuda:0)") or the server's URL.
+    virtual QString device() const { return location(); }
     // Tokens a prompt and its answer may hold; 0: not known here (the server decides).
     virtual std::int64_t contextLength() const = 0;
     // Tokens the rendered conversation takes; 0 where it cannot be counted here.

@@ -7,6 +7,15 @@
 
 namespace cw::llm {
 
+namespace {
+
+// Sequences decoded together (more batch the product better on a GPU; each holds a state
+// slot and KV blocks) and requests that may wait behind them (a long contract's questions).
+constexpr std::size_t kActive = 16;
+constexpr std::size_t kQueued = 4096;
+
+} // namespace
+
 Result<std::shared_ptr<LlmSession>> LlmSession::open(
     const QString& path, const LlmSessionOptions& options)
 {
@@ -26,6 +35,13 @@ Result<std::shared_ptr<LlmSession>> LlmSession::open(
     modelOptions.threads = options.threads;
     modelOptions.device = options.device.toStdString();
     modelOptions.contextLength = options.contextLength;
+    engine::SchedulerOptions scheduling;
+    // A review asks all its questions at once; they run kActive at a time and the rest wait.
+    scheduling.maxActive = kActive;
+    scheduling.maxQueued = kQueued;
+    scheduling.minSharedPrefix = 16; // a code skill's chat header and system prompt count too
+    // Each running sequence, each cached prefix and the one being cached hold a state slot.
+    modelOptions.maxSequences = int(scheduling.maxActive + scheduling.prefixCacheEntries + 1);
     auto model = engine::Model::create(std::move(*description), modelOptions);
     if (!model)
         return makeError(path.toStdString() + ": " + model.error().message);
@@ -35,6 +51,8 @@ Result<std::shared_ptr<LlmSession>> LlmSession::open(
     if (!vocabulary)
         return makeError(path.toStdString() + ": " + vocabulary.error().message);
     session->m_vocabulary = std::move(*vocabulary);
+    session->m_scheduler = std::make_unique<engine::RequestScheduler>(
+        *session->m_model, *session->m_tokenizer, scheduling);
     return session;
 }
 

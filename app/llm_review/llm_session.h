@@ -2,6 +2,7 @@
 
 #include "engine/chat/chat_template.h"
 #include "engine/common/result.h"
+#include "engine/generation/request_scheduler.h"
 #include "engine/runtime/model.h"
 #include "engine/sampling/token_vocabulary.h"
 #include "engine/tokenizer/tokenizer.h"
@@ -19,9 +20,11 @@ struct LlmSessionOptions {
     bool operator==(const LlmSessionOptions&) const = default;
 };
 
-// A language model loaded for reviews: weights, tokenizer, chat template and the vocabulary
-// its answer grammars use. Loading takes seconds to minutes, so one session serves every
-// review until the user picks another model. One review uses it at a time (lock()).
+// A language model loaded for reviews and the code panel: weights, tokenizer, chat template,
+// the vocabulary its answer grammars use, and the model's one scheduler, which every request
+// on this model goes through (reviews and code-panel answers may run at once; it batches
+// them and shares their cached prefixes). Loading takes seconds to minutes, so one session
+// serves every review until the user picks another model.
 class LlmSession {
 public:
     // Opens a GGUF file or Hugging Face folder; errors name the path and the problem.
@@ -30,7 +33,8 @@ public:
 
     const QString& path() const { return m_path; }
     QString name() const; // file or folder name, for the review's "model" field
-    engine::Model& model() { return *m_model; }
+    const engine::Model& model() const { return *m_model; }
+    engine::RequestScheduler& scheduler() { return *m_scheduler; }
     const engine::Tokenizer& tokenizer() const { return *m_tokenizer; }
     const engine::ChatTemplate& chatTemplate() const { return m_chatTemplate; }
     const std::shared_ptr<const sampling::TokenVocabulary>& vocabulary() const
@@ -39,7 +43,6 @@ public:
     }
     std::int64_t contextLength() const { return m_model->contextLength(); }
     const LlmSessionOptions& options() const { return m_options; }
-    std::unique_lock<std::mutex> lock() { return std::unique_lock<std::mutex>(m_mutex); }
 
 private:
     LlmSession() = default;
@@ -50,7 +53,7 @@ private:
     std::unique_ptr<engine::Tokenizer> m_tokenizer;
     engine::ChatTemplate m_chatTemplate;
     std::shared_ptr<const sampling::TokenVocabulary> m_vocabulary;
-    std::mutex m_mutex;
+    std::unique_ptr<engine::RequestScheduler> m_scheduler; // declared last: goes first
 };
 
 // Keeps the last session opened, so reviews with the same model path and options (device,

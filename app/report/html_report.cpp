@@ -2,6 +2,7 @@
 // Every piece of text from the document, the model or the user is escaped.
 #include "app/report/report_exporter.h"
 #include "app/report/report_text.h"
+#include "app/review/model_run.h"
 
 namespace cw {
 namespace {
@@ -138,6 +139,9 @@ QByteArray reviewToHtml(const Review& review)
             h += QStringLiteral("</div>\n");
         }
     }
+    if (const auto run = modelRunOf(review))
+        h += QStringLiteral("<footer class=\"note\">Model review on %1</footer>\n")
+                 .arg(esc(modelRunText(*run)));
     h += QStringLiteral("</body>\n</html>\n");
     return h.toUtf8();
 }

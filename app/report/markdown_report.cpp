@@ -1,6 +1,7 @@
 // The Markdown report: summary, a table of every finding, then the findings clause by clause.
 #include "app/report/report_exporter.h"
 #include "app/report/report_text.h"
+#include "app/review/model_run.h"
 
 namespace cw {
 namespace {
@@ -117,6 +118,8 @@ QByteArray reviewToMarkdown(const Review& review)
         }
         md += QLatin1Char('\n');
     }
+    if (const auto run = modelRunOf(review))
+        md += QStringLiteral("---\n\n*Model review on %1*\n").arg(inlineText(modelRunText(*run)));
     return md.toUtf8();
 }
 

@@ -1,8 +1,10 @@
 // The PDF report: QTextDocument laid out on A4 pages of a QPdfWriter, painted page by page
-// with a footer (title, generation date, model, page n of m). The fonts list a CJK family so
+// with a footer (title, generation date, model, page n of m; where the model review ran, its
+// tokens/s and time). The fonts list a CJK family so
 // Chinese and Japanese contract text has glyphs (Noto Sans CJK, fonts-noto-cjk).
 #include "app/report/report_exporter.h"
 #include "app/report/report_text.h"
+#include "app/review/model_run.h"
 
 #include <QAbstractTextDocumentLayout>
 #include <QBuffer>
@@ -170,7 +172,12 @@ Result<QByteArray> reviewToPdf(const Review& review)
     QFont footerFont = font;
     footerFont.setPointSizeF(7.5);
     const QFontMetricsF footerMetrics(footerFont, &writer);
-    const double footerHeight = footerMetrics.height() * 2.0;
+    // A second footer line, above the first: where the model review ran and how fast (none
+    // for the fast heads only).
+    const auto run = modelRunOf(review);
+    const QString footerRun
+        = run ? QStringLiteral("model review on ") + modelRunText(*run) : QString();
+    const double footerHeight = footerMetrics.height() * (footerRun.isEmpty() ? 2.0 : 3.0);
     const double bodyHeight = content.height() - footerHeight;
     document.setPageSize(QSizeF(content.width(), bodyHeight));
     const int pages = document.pageCount();
@@ -180,6 +187,7 @@ Result<QByteArray> reviewToPdf(const Review& review)
         return makeError("PDF report: cannot start the PDF writer");
     const QString footerLeft = QStringLiteral("Clausewright · %1 · generated %2 · model %3")
                                    .arg(shortened(title, 60), generated, report::modelLine(review));
+
     for (int page = 0; page < pages; ++page) {
         if (page > 0 && !writer.newPage())
             return makeError("PDF report: cannot add page " + std::to_string(page + 1));
@@ -199,6 +207,10 @@ Result<QByteArray> reviewToPdf(const Review& review)
             footerMetrics.elidedText(footerLeft, Qt::ElideRight, content.width() * 0.8));
         painter.drawText(footer, Qt::AlignRight | Qt::AlignVCenter,
             QStringLiteral("page %1 of %2").arg(page + 1).arg(pages));
+        if (!footerRun.isEmpty())
+            painter.drawText(footer.translated(0, -footerMetrics.height()),
+                Qt::AlignLeft | Qt::AlignVCenter,
+                footerMetrics.elidedText(footerRun, Qt::ElideRight, content.width()));
     }
     if (!painter.end())
         return makeError("PDF report: the PDF writer failed to finish");

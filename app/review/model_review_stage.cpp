@@ -8,6 +8,7 @@
 #include "app/plugins/llm_head.h"
 #include "app/plugins/plugin_host.h"
 #include "app/review/clause_findings.h"
+#include "app/review/model_run.h"
 #include "app/review/review_pipeline.h"
 #include "app/review/review_summary.h"
 
@@ -165,6 +166,11 @@ Result<void> runModelStage(Review& review, const LoadedHead& llmHead,
             { "cancelled", headReport.cancelled }, { "head", llmHead.metadata.id },
             { "head_origin", llmHead.origin } });
     review.timingsMs["llm"] = timer.elapsed();
+    ModelRun run;
+    run.device = generator->device();
+    run.seconds = double(review.timingsMs["llm"]) / 1000.0;
+    run.generatedTokens = headReport.generatedTokens;
+    recordModelRun(review, run);
     return {};
 }
 

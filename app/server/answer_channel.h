@@ -1,7 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/generation/generator.h"
+#include "engine/generation/generation_result.h"
 
 #include <atomic>
 #include <chrono>

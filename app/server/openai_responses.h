@@ -1,6 +1,6 @@
 #pragma once
 
-#include "engine/generation/generator.h"
+#include "engine/generation/generation_result.h"
 
 #include <cstdint>
 #include <nlohmann/json.hpp>

@@ -1,10 +1,7 @@
 #include "app/test_generation/engine_skill_model.h"
 
-#include "engine/generation/request_scheduler.h"
+#include "engine/generation/generate_and_wait.h"
 #include "engine/sampling/grammar_constraint.h"
-
-#include <chrono>
-#include <future>
 
 namespace cw {
 
@@ -18,19 +15,6 @@ constexpr std::int64_t kMinAnswerTokens = 128;
 EngineSkillModel::EngineSkillModel(std::shared_ptr<llm::LlmSession> session)
     : m_session(std::move(session))
 {
-    engine::SchedulerOptions options;
-    options.maxActive = 1; // one answer at a time: the rounds of a generation follow each other
-    options.maxQueued = 4;
-    options.prefixCacheEntries = 1; // the skill's prefix; one state slot
-    options.minSharedPrefix = 16;
-    m_scheduler = std::make_unique<engine::RequestScheduler>(
-        m_session->model(), m_session->tokenizer(), options);
-}
-
-EngineSkillModel::~EngineSkillModel()
-{
-    auto lock = m_session->lock(); // the scheduler frees its cached root on the model
-    m_scheduler.reset();
 }
 
 Result<std::vector<std::int32_t>> EngineSkillModel::promptTokens(
@@ -81,39 +65,21 @@ Result<SkillModelAnswer> EngineSkillModel::answer(const CodeSkill& skill,
         request.constraint = std::make_unique<sampling::GrammarConstraint>(std::move(*constraint));
     }
     // UTF-8 pieces arrive whole (the detokenizer never splits a character). A cancel seen
-    // here stops the answer within this token; the wait below covers the prefill.
+    // here stops the answer within this token; generateAndWait's poll covers the prefill.
     request.onText = [onText, cancelled](std::string_view piece) {
         if (onText)
             onText(QString::fromUtf8(piece.data(), qsizetype(piece.size())));
         return !(cancelled && cancelled());
     };
-    std::promise<Result<engine::GenerationResult>> finished;
-    auto future = finished.get_future();
-    request.onFinished = [&finished](Result<engine::GenerationResult> result) {
-        finished.set_value(std::move(result));
-    };
-
-    auto lock = m_session->lock();
-    const std::int64_t reusedBefore = m_scheduler->stats().reusedPromptTokens;
-    const auto submitted = m_scheduler->submit(std::move(request));
-    if (submitted.refusal != engine::RequestScheduler::Refusal::None)
-        return makeError("the model refused the prompt: " + submitted.message);
-    bool cancelSent = false;
-    while (future.wait_for(std::chrono::milliseconds(20)) != std::future_status::ready) {
-        if (!cancelSent && cancelled && cancelled()) {
-            m_scheduler->cancel(submitted.id);
-            cancelSent = true;
-        }
-    }
-    Result<engine::GenerationResult> result = future.get();
+    auto result = engine::generateAndWait(m_session->scheduler(), std::move(request), cancelled);
     if (!result)
-        return makeError("the model failed: " + result.error().message);
+        return makeError("the model could not answer: " + result.error().message);
     SkillModelAnswer answer;
     answer.text = QString::fromStdString(result->text);
     answer.cancelled = result->cancelled;
     answer.promptTokens = result->promptTokens;
     answer.generatedTokens = std::int64_t(result->ids.size());
-    answer.reusedPromptTokens = m_scheduler->stats().reusedPromptTokens - reusedBefore;
+    answer.reusedPromptTokens = result->reusedPromptTokens;
     return answer;
 }
 

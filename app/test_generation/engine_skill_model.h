@@ -5,23 +5,17 @@
 
 #include <memory>
 
-namespace cw::engine {
-class RequestScheduler;
-}
-
 namespace cw {
 
 // The in-process engine answering skills: the messages rendered with the model's chat
-// template (thinking off: the answer is the code), decoded by a RequestScheduler kept for
-// the life of this object, so a skill's static prefix (the chat header and its system
-// prompt, the same in every request) is prefilled once into a copy-on-write root that later
-// requests fork instead of prefilling it again. JSON skills decode under their schema's
-// grammar. Holds the session's lock only while it answers (reviews may use the model in
-// between); the cached root keeps one state slot.
+// template (thinking off: the answer is the code), submitted to the session's scheduler (the
+// model's one, shared with reviews), so a skill's static prefix (the chat header and its
+// system prompt, the same in every request) is prefilled once into the prefix cache and
+// later requests fork it instead of prefilling it again. JSON skills decode under their
+// schema's grammar.
 class EngineSkillModel : public SkillModel {
 public:
     explicit EngineSkillModel(std::shared_ptr<llm::LlmSession> session);
-    ~EngineSkillModel() override;
 
     QString name() const override { return m_session->name(); }
     Result<SkillModelAnswer> answer(const CodeSkill& skill, const SkillMessages& messages,
@@ -34,7 +28,6 @@ public:
 
 private:
     std::shared_ptr<llm::LlmSession> m_session;
-    std::unique_ptr<engine::RequestScheduler> m_scheduler;
 };
 
 } // namespace cw

@@ -43,10 +43,13 @@ struct BackendStep {
     std::vector<BackendSequence> sequences;
     std::vector<std::int64_t> logitRows; // rows whose logits finishStep returns, in order
     bool wantLogits = true; // false: only the greedy tokens (the logits stay on the device)
+    // With wantLogits, per logitRows entry: whether its logits cross to the host (a sampled
+    // or grammar-masked sequence's row) or only its greedy token; empty: every row's.
+    std::vector<bool> hostRows;
 };
 
 struct StepOutput {
-    std::vector<float> logits; // [logitRows][vocab] when wanted
+    std::vector<float> logits; // [rows chosen by hostRows, in order][vocab] when wanted
     std::vector<std::int32_t>
         greedy; // per logit row: the highest logit's token (lowest id of equals)
 };

@@ -1,22 +1,16 @@
 #include "engine/generation/request_scheduler.h"
 
+#include "engine/generation/answer_progress.h"
 #include "engine/generation/end_of_turn.h"
-#include "engine/tokenizer/streaming_detokenizer.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 
 namespace cw::engine {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-// Prompt tokens fed per step over all requests: bounds a step's time, so decode tokens of
-// the other requests keep flowing while a long prompt is prefilled.
-constexpr std::size_t kPromptTokensPerStep = 256;
 // Prompts remembered to find shared prefixes in (tokens only: a few KB each).
 constexpr std::size_t kRecentPrompts = 16;
 
@@ -27,37 +21,41 @@ std::size_t commonPrefix(const std::vector<std::int32_t>& a, const std::vector<s
         std::mismatch(a.begin(), a.begin() + std::ptrdiff_t(n), b.begin()).first - a.begin());
 }
 
+template <typename Duration> double seconds(Duration d)
+{
+    return std::chrono::duration<double>(d).count();
+}
+
 } // namespace
 
 struct RequestScheduler::Slot {
     Slot(std::uint64_t i, ScheduledRequest r, const Tokenizer& tokenizer,
-        std::vector<std::int32_t> eos)
+        std::vector<std::int32_t> eos, std::int64_t context)
         : id(i)
         , request(std::move(r))
-        , sampler(request.params)
-        , stop(request.params, std::move(eos))
-        , detokenizer(tokenizer, true)
+        , answer(request.params, request.constraint.get(), request.onText, tokenizer,
+              std::move(eos), context)
     {
     }
 
     std::uint64_t id;
     ScheduledRequest request;
+    AnswerProgress answer;
+    std::vector<std::uint64_t> hashes; // of the prompt's whole KV blocks
     std::unique_ptr<Sequence> sequence;
-    sampling::Sampler sampler;
-    sampling::StopCondition stop;
-    StreamingDetokenizer detokenizer;
-    GenerationResult result;
-    std::size_t fed = 0; // prompt tokens in the sequence
-    std::optional<std::int32_t> pending; // sampled, not yet fed
+    std::size_t fed = 0; // prompt tokens in the sequence (a cached prefix included)
+    std::optional<std::int32_t> pending; // chosen, to be fed next step
+    Clock::time_point submitted;
     Clock::time_point admitted;
     std::optional<Clock::time_point> firstToken;
-    bool cancelRequested = false;
+    // A leader prefills a prefix other prompts share and leaves its sequence, forked at
+    // cacheAt tokens (whole blocks), in the prefix cache under cacheKey. 0: none.
+    std::size_t cacheAt = 0;
+    std::uint64_t cacheKey = 0;
+    // A follower waits for a leader's prefix instead of prefilling it a second time.
+    std::uint64_t waitKey = 0;
+    bool placed = false; // has its sequence and is stepped
     bool done = false;
-};
-
-struct RequestScheduler::PrefixRoot {
-    std::vector<std::int32_t> tokens;
-    std::unique_ptr<Sequence> sequence;
 };
 
 RequestScheduler::RequestScheduler(
@@ -66,9 +64,15 @@ RequestScheduler::RequestScheduler(
     , m_tokenizer(tokenizer)
     , m_options(options)
     , m_eos(endOfTurnIds(tokenizer, model))
+    , m_cache(model.kvBlockTokens(), options.prefixCacheEntries)
 {
     if (m_options.maxActive == 0)
         m_options.maxActive = 1;
+    // The step budget never exceeds the prefill chunk (a GPU's step workspace is sized for
+    // it) and always leaves a prompt room beside every running decode.
+    const std::size_t chunk = std::size_t(std::max<std::int64_t>(model.prefillChunk(), 1));
+    m_stepTokens = m_options.stepTokens > 0 ? std::min(m_options.stepTokens, chunk) : chunk;
+    m_stepTokens = std::max(m_stepTokens, m_options.maxActive + 1);
     m_thread = std::thread([this] { run(); });
 }
 
@@ -82,7 +86,7 @@ RequestScheduler::~RequestScheduler()
     m_thread.join();
 }
 
-RequestScheduler::Submitted RequestScheduler::submit(ScheduledRequest request)
+RequestScheduler::Submitted RequestScheduler::submit(ScheduledRequest&& request)
 {
     const std::int64_t context = m_model.contextLength();
     if (request.prompt.empty())
@@ -93,6 +97,7 @@ RequestScheduler::Submitted RequestScheduler::submit(ScheduledRequest request)
                 + " tokens; the model's context is " + std::to_string(context) };
     if (auto valid = request.params.validate(std::int32_t(m_model.vocabSize())); !valid)
         return { 0, Refusal::Invalid, valid.error().message };
+    auto hashes = m_cache.blockHashes(request.prompt); // off the scheduler's thread
     std::uint64_t id = 0;
     {
         std::lock_guard lock(m_mutex);
@@ -104,7 +109,10 @@ RequestScheduler::Submitted RequestScheduler::submit(ScheduledRequest request)
                     + " requests waiting); try again later" };
         id = m_nextId++;
         ++m_inFlight;
-        m_queue.push_back(std::make_unique<Slot>(id, std::move(request), m_tokenizer, m_eos));
+        auto slot = std::make_unique<Slot>(id, std::move(request), m_tokenizer, m_eos, context);
+        slot->hashes = std::move(hashes);
+        slot->submitted = Clock::now();
+        m_queue.push_back(std::move(slot));
         m_stats.queued = m_queue.size();
     }
     m_wake.notify_all();
@@ -132,16 +140,31 @@ void RequestScheduler::run()
         std::vector<std::unique_ptr<Slot>> fresh;
         {
             std::unique_lock lock(m_mutex);
-            m_wake.wait(lock, [&] { return m_stopping || !m_queue.empty() || !m_active.empty(); });
+            m_wake.wait(lock, [&] {
+                return m_stopping || !m_queue.empty() || !m_active.empty() || !m_cancelled.empty();
+            });
             if (m_stopping)
                 break;
+        }
+        takeCancels();
+        {
+            std::lock_guard lock(m_mutex);
             while (m_active.size() + fresh.size() < m_options.maxActive && !m_queue.empty()) {
                 fresh.push_back(std::move(m_queue.front()));
                 m_queue.pop_front();
             }
             m_stats.queued = m_queue.size();
         }
-        admit(fresh);
+        // Every newcomer is visible before any is placed, so requests that arrive together
+        // find their shared prefix in each other and one of them prefills it for all.
+        const std::size_t first = m_active.size();
+        for (auto& slot : fresh) {
+            slot->admitted = Clock::now();
+            m_active.push_back(std::move(slot));
+        }
+        for (std::size_t i = first; i < m_active.size(); ++i)
+            place(*m_active[i]);
+        resumeWaiting();
         step();
     }
     // Shutting down: everyone still waiting or running hears that it was cancelled.
@@ -152,254 +175,304 @@ void RequestScheduler::run()
     }
     for (auto& slot : queued)
         m_active.push_back(std::move(slot));
-    for (auto& slot : m_active) {
-        if (slot->done)
-            continue;
-        slot->result.cancelled = true;
-        finish(*slot, slot->result);
-    }
+    for (auto& slot : m_active)
+        end(*slot, true);
     m_active.clear();
-    m_roots.clear();
+    m_cache.clear();
 }
 
-void RequestScheduler::admit(std::vector<std::unique_ptr<Slot>>& fresh)
+void RequestScheduler::takeCancels()
 {
-    for (auto& slot : fresh) {
-        slot->sequence = sequenceFor(*slot, fresh);
-        slot->admitted = Clock::now();
-        if (slot->request.prompt.size() >= m_options.minSharedPrefix) {
-            m_recentPrompts.push_back(slot->request.prompt);
-            if (m_recentPrompts.size() > kRecentPrompts)
-                m_recentPrompts.pop_front();
+    std::vector<std::uint64_t> ids;
+    std::vector<std::unique_ptr<Slot>> dropped;
+    {
+        std::lock_guard lock(m_mutex);
+        ids.swap(m_cancelled);
+        for (std::uint64_t id : ids) {
+            auto it = std::find_if(m_queue.begin(), m_queue.end(),
+                [id](const std::unique_ptr<Slot>& s) { return s->id == id; });
+            if (it != m_queue.end()) {
+                dropped.push_back(std::move(*it));
+                m_queue.erase(it);
+            }
         }
+        m_stats.queued = m_queue.size();
     }
-    for (auto& slot : fresh)
-        m_active.push_back(std::move(slot));
-    fresh.clear();
+    for (auto& slot : dropped)
+        end(*slot, true);
+    for (std::uint64_t id : ids)
+        for (auto& slot : m_active)
+            if (slot->id == id)
+                end(*slot, true);
+    std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
 }
 
-// A fresh sequence, or a fork of the longest cached prefix of the slot's prompt. When the
-// prompt shares a long prefix with a recent or simultaneous prompt that no root covers yet,
-// that prefix is prefilled once into a new root first: the first question of a contract pays
-// for its passages twice, every later one not at all.
-std::unique_ptr<Sequence> RequestScheduler::sequenceFor(
-    Slot& slot, std::vector<std::unique_ptr<Slot>>& fresh)
+// Where a newcomer starts: a fork of the longest cached prefix of its prompt, or a fresh
+// sequence. When its prompt shares whole blocks with a recent or running prompt that the cache
+// does not hold yet, it either waits for the request already prefilling them (a follower) or
+// prefills them itself and leaves them in the cache (a leader): the first question of a
+// contract pays for its passages once more, every later one not at all. A leader's prefix is
+// fed through the same step budget as any prompt, between the running decodes.
+void RequestScheduler::place(Slot& slot)
 {
     const auto& prompt = slot.request.prompt;
     const std::size_t limit = prompt.size() - 1; // its last token must be fed for logits
-    auto bestRoot = m_roots.end();
-    for (auto it = m_roots.begin(); it != m_roots.end(); ++it) {
-        const auto& tokens = (*it)->tokens;
-        if (tokens.size() <= limit && std::equal(tokens.begin(), tokens.end(), prompt.begin())
-            && (bestRoot == m_roots.end() || tokens.size() > (*bestRoot)->tokens.size()))
-            bestRoot = it;
-    }
-    const std::size_t cached = bestRoot == m_roots.end() ? 0 : (*bestRoot)->tokens.size();
-    std::size_t shared = 0;
-    for (const auto& recent : m_recentPrompts)
-        shared = std::max(shared, commonPrefix(prompt, recent));
-    for (const auto& other : fresh)
-        if (other.get() != &slot)
-            shared = std::max(shared, commonPrefix(prompt, other->request.prompt));
-    shared = std::min(shared, limit);
-
-    if (m_options.prefixCacheEntries > 0 && shared >= m_options.minSharedPrefix
-        && shared >= cached + m_options.minSharedPrefix) {
-        auto root = std::make_unique<PrefixRoot>();
-        root->tokens.assign(prompt.begin(), prompt.begin() + std::ptrdiff_t(shared));
-        root->sequence = cached > 0 ? m_model.fork(*(*bestRoot)->sequence) : m_model.newSequence();
-        bool ok = true;
-        for (std::size_t at = cached; at < shared && ok; at += kPromptTokensPerStep) {
-            const std::size_t n = std::min(kPromptTokensPerStep, shared - at);
-            const ForwardRequest request { root->sequence.get(),
-                std::span<const std::int32_t>(root->tokens).subspan(at, n), false };
-            ok = m_model.step(std::span<const ForwardRequest>(&request, 1)).ok();
-        }
-        if (ok) {
-            {
-                std::lock_guard lock(m_mutex);
-                m_stats.promptTokens += std::int64_t(shared - cached);
+    const std::size_t bt = std::size_t(m_cache.blockTokens());
+    const auto hit = m_cache.longest(prompt, slot.hashes, limit);
+    if (m_options.prefixCacheEntries > 0) {
+        for (const auto& other : m_active) {
+            if (other.get() == &slot || other->done || other->cacheAt == 0)
+                continue;
+            const std::size_t blocks = other->cacheAt / bt;
+            if (other->cacheAt <= limit && blocks <= slot.hashes.size()
+                && slot.hashes[blocks - 1] == other->cacheKey
+                && other->cacheAt >= hit.tokens + m_options.minSharedPrefix) {
+                slot.waitKey = other->cacheKey;
+                return;
             }
-            if (m_roots.size() >= m_options.prefixCacheEntries)
-                m_roots.erase(m_roots.begin()); // least recently used
-            m_roots.push_back(std::move(root));
-            bestRoot = m_roots.end() - 1;
         }
-        // A root that failed (the KV pool is full) is dropped: the prompt is fed alone.
+        std::size_t shared = 0;
+        for (const auto& recent : m_recentPrompts)
+            shared = std::max(shared, commonPrefix(prompt, recent));
+        for (const auto& other : m_active)
+            if (other.get() != &slot && !other->done)
+                shared = std::max(shared, commonPrefix(prompt, other->request.prompt));
+        shared = std::min(shared, limit);
+        shared -= shared % bt;
+        if (shared >= m_options.minSharedPrefix && shared >= hit.tokens + m_options.minSharedPrefix
+            && shared / bt <= slot.hashes.size()) {
+            slot.cacheAt = shared;
+            slot.cacheKey = slot.hashes[shared / bt - 1];
+        }
     }
-    if (bestRoot == m_roots.end()) {
-        slot.fed = 0;
-        return m_model.newSequence();
+    if (prompt.size() >= m_options.minSharedPrefix) {
+        m_recentPrompts.push_back(prompt);
+        if (m_recentPrompts.size() > kRecentPrompts)
+            m_recentPrompts.pop_front();
     }
-    std::rotate(bestRoot, bestRoot + 1, m_roots.end()); // most recently used last
-    PrefixRoot& root = *m_roots.back();
-    slot.fed = root.tokens.size();
-    {
-        std::lock_guard lock(m_mutex);
-        m_stats.reusedPromptTokens += std::int64_t(slot.fed);
+    slot.sequence = sequenceFrom(hit.sequence);
+    if (!slot.sequence->stateError().empty()) {
+        // Without a state slot its step would fail every request in the batch: it fails alone.
+        fail(slot,
+            "no room for another sequence on " + m_model.deviceName() + ": "
+                + slot.sequence->stateError());
+        return;
     }
-    return m_model.fork(*root.sequence);
+    slot.fed = hit.tokens;
+    slot.placed = true;
+    slot.answer.result().reusedPromptTokens = std::int64_t(hit.tokens);
+    std::lock_guard lock(m_mutex);
+    m_stats.reusedPromptTokens += std::int64_t(hit.tokens);
+}
+
+// A fork of `parent` (null: a new sequence); when no recurrent-state slot is free, cached
+// prefixes give theirs back, least recently used first, `parent` last of all.
+std::unique_ptr<Sequence> RequestScheduler::sequenceFrom(const Sequence* parent)
+{
+    while (true) {
+        auto sequence = parent ? m_model.fork(*parent) : m_model.newSequence();
+        if (sequence->stateError().empty() || !m_cache.evictOne(parent))
+            return sequence;
+    }
+}
+
+bool RequestScheduler::leaderLives(std::uint64_t key) const
+{
+    return std::any_of(m_active.begin(), m_active.end(), [key](const std::unique_ptr<Slot>& s) {
+        return !s->done && s->cacheAt > 0 && s->cacheKey == key;
+    });
+}
+
+// Followers whose prefix is now cached fork it; those whose leader ended before it got
+// there (cancelled, failed) find their own way.
+void RequestScheduler::resumeWaiting()
+{
+    for (std::size_t i = 0; i < m_active.size(); ++i) {
+        Slot& slot = *m_active[i];
+        if (slot.done || slot.placed || slot.waitKey == 0)
+            continue;
+        if (m_cache.contains(slot.waitKey) || !leaderLives(slot.waitKey)) {
+            slot.waitKey = 0;
+            place(slot);
+        }
+    }
+    std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
 }
 
 void RequestScheduler::step()
 {
-    {
-        std::lock_guard lock(m_mutex);
-        for (std::uint64_t id : m_cancelled)
-            for (auto& slot : m_active)
-                if (slot->id == id)
-                    slot->cancelRequested = true;
-        // Cancelled while still queued: those stay queued until admitted, then end at once.
-        std::erase_if(m_cancelled, [&](std::uint64_t id) {
-            return std::none_of(m_queue.begin(), m_queue.end(),
-                [id](const std::unique_ptr<Slot>& s) { return s->id == id; });
-        });
-    }
-    for (auto& slot : m_active) {
-        if (slot->cancelRequested && !slot->done) {
-            slot->result.cancelled = true;
-            finish(*slot, slot->result);
-        }
-    }
-    std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
-
     std::vector<ForwardRequest> forward;
     std::vector<Slot*> stepped;
-    std::size_t promptBudget = kPromptTokensPerStep;
-    for (auto& slot : m_active) {
+    std::size_t decodes = 0;
+    for (const auto& slot : m_active)
+        decodes += slot->placed && slot->pending ? 1 : 0;
+    // Decode tokens first (one each), then prompt chunks in the order requests joined, until
+    // the step's token budget is spent.
+    std::size_t budget = m_stepTokens > decodes ? m_stepTokens - decodes : 0;
+    for (const auto& slot : m_active) {
+        if (slot->done || !slot->placed)
+            continue;
         if (slot->pending) {
             forward.push_back(
-                { slot->sequence.get(), std::span<const std::int32_t>(&*slot->pending, 1), false });
+                { slot->sequence.get(), std::span<const std::int32_t>(&*slot->pending, 1), false,
+                    slot->answer.needsLogits() });
             stepped.push_back(slot.get());
             continue;
         }
-        const std::size_t remaining = slot->request.prompt.size() - slot->fed;
-        const std::size_t n = std::min(remaining, promptBudget);
+        const auto& prompt = slot->request.prompt;
+        std::size_t n = std::min(prompt.size() - slot->fed, budget);
+        if (slot->cacheAt > slot->fed)
+            n = std::min(n, slot->cacheAt - slot->fed); // the leader stops where the cache starts
         if (n == 0)
             continue;
-        promptBudget -= n;
-        forward.push_back({ slot->sequence.get(),
-            std::span<const std::int32_t>(slot->request.prompt).subspan(slot->fed, n), false });
+        budget -= n;
+        const bool last = slot->fed + n == prompt.size();
+        forward.push_back(
+            { slot->sequence.get(), std::span<const std::int32_t>(prompt).subspan(slot->fed, n),
+                false, last && slot->answer.needsLogits() });
         stepped.push_back(slot.get());
     }
     if (forward.empty()) {
-        std::lock_guard lock(m_mutex);
+        std::unique_lock lock(m_mutex);
         m_stats.active = m_active.size();
+        // Only followers whose leader is gone can be left here; they are placed next round.
+        m_wake.wait_for(lock, std::chrono::milliseconds(1));
         return;
     }
-    auto logits = m_model.step(forward);
-    if (!logits) {
+    auto out = m_model.stepSampling(forward);
+    if (!out) {
         // The sequences of a failed step are in an undefined state: each of its requests ends
         // with the engine's message; the others go on.
         for (Slot* slot : stepped)
-            finish(*slot, Error { "the engine failed: " + logits.error().message });
+            fail(*slot, "the engine failed: " + out.error().message);
         // A full KV pool is the usual cause: the cached prefixes give their blocks back so
-        // the next requests have room (they are rebuilt when prompts share them again).
-        m_roots.clear();
+        // the next requests have room (they are cached again when prompts share them).
+        m_cache.clear();
         std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
+        publishStats(0, 0, 0);
         return;
     }
     std::int64_t promptFed = 0, generated = 0;
-    const std::size_t vocab = std::size_t(m_model.vocabSize());
+    std::size_t hostRow = 0;
     for (std::size_t row = 0; row < stepped.size(); ++row) {
-        Slot& slot = *stepped[row];
-        if (slot.pending) {
-            slot.pending.reset();
-        } else {
-            const std::size_t n = forward[row].tokens.size();
-            slot.fed += n;
+        const bool decode = stepped[row]->pending.has_value();
+        const std::size_t n = forward[row].tokens.size();
+        if (!decode)
             promptFed += std::int64_t(n);
-            if (slot.fed < slot.request.prompt.size())
-                continue;
-        }
-        std::string error;
-        const bool going
-            = advance(slot, std::span<const float>(*logits).subspan(row * vocab, vocab), error);
-        ++generated;
-        if (!error.empty())
-            finish(slot, Error { error });
-        else if (!going)
-            finish(slot, slot.result);
+        generated
+            += afterStep(*stepped[row], decode ? 0 : n, forward[row].hostLogits, *out, row, hostRow)
+            ? 1
+            : 0;
     }
     std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
-    std::lock_guard lock(m_mutex);
-    m_stats.promptTokens += promptFed;
-    m_stats.generatedTokens += generated;
-    ++m_stats.steps;
-    m_stats.active = m_active.size();
-    m_stats.cachedPrefixes = m_roots.size();
-    m_stats.kvBlocksInUse = m_model.kvBlocksInUse();
+    publishStats(promptFed, generated, stepped.size());
 }
 
-// Draws a slot's next token; false when the slot has ended (error set when it failed).
-bool RequestScheduler::advance(Slot& slot, std::span<const float> logits, std::string& error)
+// After a step: a prompt chunk moves the prompt on (and a leader leaves its prefix in the
+// cache); a finished prompt or a decode row gives the next token. Returns whether a token was
+// generated.
+bool RequestScheduler::afterStep(Slot& slot, std::size_t promptFed, bool hostLogits,
+    const StepOutput& out, std::size_t row, std::size_t& hostRow)
 {
-    GenerationResult& result = slot.result;
-    auto* constraint = slot.request.constraint.get();
-    auto token = slot.sampler.sample(logits, slot.request.prompt, result.ids, constraint);
-    if (!token) {
-        error = token.error().message;
-        return false;
-    }
-    if (constraint) {
-        if (auto accepted = constraint->accept(*token); !accepted) {
-            error = accepted.error().message;
+    const std::size_t vocab = std::size_t(m_model.vocabSize());
+    std::span<const float> logits;
+    if (hostLogits)
+        logits = std::span<const float>(out.logits).subspan(vocab * hostRow++, vocab);
+    const auto& prompt = slot.request.prompt;
+    if (slot.pending) {
+        slot.pending.reset();
+    } else {
+        slot.fed += promptFed;
+        if (slot.cacheAt > 0 && slot.fed == slot.cacheAt) {
+            auto frozen = sequenceFrom(slot.sequence.get());
+            if (frozen->stateError().empty())
+                m_cache.insert(slot.cacheKey,
+                    std::vector<std::int32_t>(
+                        prompt.begin(), prompt.begin() + std::ptrdiff_t(slot.fed)),
+                    std::move(frozen));
+            slot.cacheAt = 0; // its followers find the entry (or, without one, their own way)
+        }
+        if (slot.request.onPromptProgress
+            && !slot.request.onPromptProgress(slot.fed, prompt.size())) {
+            end(slot, true);
             return false;
         }
+        if (slot.fed < prompt.size())
+            return false; // more of its prompt next step
+    }
+    std::int32_t token = out.greedy[row];
+    if (hostLogits) {
+        auto chosen = slot.answer.choose(logits, prompt);
+        if (!chosen) {
+            fail(slot, chosen.error().message);
+            return false;
+        }
+        token = *chosen;
     }
     if (!slot.firstToken)
         slot.firstToken = Clock::now();
-    result.ids.push_back(*token);
-    const std::string piece = slot.detokenizer.push(*token);
-    const auto reason = slot.stop.add(*token, piece);
-    const std::string releasable = slot.stop.takeReleasable();
-    if (!releasable.empty() && slot.request.onText && !slot.request.onText(releasable)) {
-        result.cancelled = true;
-        return false;
-    }
-    if (reason != sampling::StopReason::None) {
-        result.reason = reason;
-        return false;
-    }
-    const std::int64_t context = m_model.contextLength();
-    if (context > 0 && slot.sequence->length() + 1 > context)
-        return false; // the context is full: reason None
-    slot.pending = *token;
+    auto going = slot.answer.add(token, slot.sequence->length());
+    if (!going)
+        fail(slot, going.error().message);
+    else if (!*going)
+        end(slot, false);
+    else
+        slot.pending = token;
     return true;
 }
 
-void RequestScheduler::finish(Slot& slot, Result<GenerationResult> outcome)
+void RequestScheduler::end(Slot& slot, bool cancelled)
 {
+    if (slot.done)
+        return;
+    slot.done = true;
+    slot.cacheAt = 0;
+    slot.sequence.reset(); // its KV blocks and state slot go back for the next request
     {
         std::lock_guard lock(m_mutex);
         --m_inFlight;
     }
-    slot.done = true;
-    slot.sequence.reset(); // its KV blocks and state slot go back for the next request
-    if (!outcome) {
-        if (slot.request.onFinished)
-            slot.request.onFinished(std::move(outcome));
-        return;
-    }
-    GenerationResult& result = slot.result;
-    if (result.reason == sampling::StopReason::None && !result.cancelled) {
-        const std::string tail = slot.detokenizer.flush();
-        if (!tail.empty())
-            slot.stop.add(-1, tail);
-        const std::string rest = slot.stop.takeReleasable();
-        if (!rest.empty() && slot.request.onText)
-            slot.request.onText(rest);
-    }
-    result.text = slot.stop.text();
+    slot.answer.finish(cancelled);
+    GenerationResult& result = slot.answer.result();
     result.promptTokens = std::int64_t(slot.request.prompt.size());
+    const auto now = Clock::now();
+    const bool admitted = slot.admitted != Clock::time_point {};
+    result.queuedSeconds = seconds((admitted ? slot.admitted : now) - slot.submitted);
     if (slot.firstToken) {
-        result.prefillSeconds
-            = std::chrono::duration<double>(*slot.firstToken - slot.admitted).count();
-        result.decodeSeconds
-            = std::chrono::duration<double>(Clock::now() - *slot.firstToken).count();
+        result.prefillSeconds = seconds(*slot.firstToken - slot.admitted);
+        result.decodeSeconds = seconds(now - *slot.firstToken);
     }
     if (slot.request.onFinished)
         slot.request.onFinished(result);
+}
+
+void RequestScheduler::fail(Slot& slot, std::string message)
+{
+    if (slot.done)
+        return;
+    slot.done = true;
+    slot.cacheAt = 0;
+    slot.sequence.reset();
+    {
+        std::lock_guard lock(m_mutex);
+        --m_inFlight;
+    }
+    if (slot.request.onFinished)
+        slot.request.onFinished(Error { std::move(message) });
+}
+
+void RequestScheduler::publishStats(
+    std::int64_t promptFed, std::int64_t generated, std::size_t width)
+{
+    std::lock_guard lock(m_mutex);
+    m_stats.promptTokens += promptFed;
+    m_stats.generatedTokens += generated;
+    if (width > 0)
+        ++m_stats.steps;
+    m_stats.mostRequestsInOneStep = std::max(m_stats.mostRequestsInOneStep, width);
+    m_stats.active = m_active.size();
+    m_stats.cachedPrefixes = m_cache.size();
+    m_stats.kvBlocksInUse = m_model.kvBlocksInUse();
 }
 
 } // namespace cw::engine

@@ -1,40 +1,52 @@
 #pragma once
 
 #include "engine/common/result.h"
-#include "engine/generation/generator.h"
+#include "engine/generation/generation_result.h"
+#include "engine/generation/prefix_cache.h"
+#include "engine/runtime/model.h"
 #include "engine/sampling/grammar_constraint.h"
 
-#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace cw::engine {
 
-// One answer to generate for a caller that arrives at any time (a server's client).
+class Tokenizer;
+
+// One answer to generate, from any caller at any time.
 struct ScheduledRequest {
     std::vector<std::int32_t> prompt;
     sampling::SamplingParams params;
     std::unique_ptr<sampling::GrammarConstraint> constraint; // optional
     // Text as it becomes safe to show, on the scheduler's thread; false cancels the request.
     TextCallback onText;
+    // After each step that fed part of the prompt: tokens in the sequence so far (a cached
+    // prefix included) and the prompt's length, on the scheduler's thread; false cancels.
+    std::function<bool(std::size_t fed, std::size_t total)> onPromptProgress;
     // Called exactly once, on the scheduler's thread, when the request ends: its result, or
     // the engine's error (the step it was in failed).
     std::function<void(Result<GenerationResult>)> onFinished;
 };
 
 struct SchedulerOptions {
-    std::size_t maxActive = 8; // sequences decoded together
+    std::size_t maxActive = 8; // sequences in the running batch
     std::size_t maxQueued = 64; // may wait beyond maxActive; more is refused (QueueFull)
-    // Prefix sharing: a prompt that shares at least this many tokens with a recent prompt
-    // gets the shared part prefilled once into a cached root that later prompts fork.
+    // Prefix caching: a prompt that shares at least this many tokens with a recent or waiting
+    // prompt gets the shared whole blocks kept in the prefix cache, which later prompts fork.
     std::size_t minSharedPrefix = 32;
-    std::size_t prefixCacheEntries = 4;
+    std::size_t prefixCacheEntries = 4; // each holds a recurrent-state slot
+    // Tokens one step feeds at most over every request: one per running decode first, then
+    // prompt chunks. 0: the model's prefill chunk (4,096 on a GPU, 256 on the CPU). Kept
+    // within [maxActive + 1, the prefill chunk].
+    std::size_t stepTokens = 0;
 };
 
 struct SchedulerStats {
@@ -46,16 +58,21 @@ struct SchedulerStats {
     std::int64_t reusedPromptTokens = 0; // taken from a cached prefix instead
     std::int64_t generatedTokens = 0;
     std::int64_t steps = 0;
+    std::size_t mostRequestsInOneStep = 0; // the widest step so far
 };
 
-// Continuous batching over one Model: requests join and leave between model steps, each
-// step packs every active request's next decode token and as much pending prompt as a step's
-// budget allows (as generateBatch does for a fixed set). Long shared prompt prefixes (a
-// system prompt, a contract's passages) are prefilled once into copy-on-write roots.
-// The model belongs to the scheduler's thread while it lives.
+// The engine core of one loaded model (vLLM's is the anchor): every caller — generate,
+// testgen, the desktop review and code panel, clausewright-server — submits requests here
+// and reads their streams; nothing else runs a generation loop. One thread owns the model
+// and runs continuous batching: requests join and leave between steps; each step packs
+// every running decode's next token and then prompt chunks up to the step's token budget,
+// so a long prompt (a shared prefix too) is prefilled chunk by chunk between decode tokens
+// and never stalls them. Greedy requests take their token from the device (only the ids
+// cross); sampled and grammar-masked ones get their logits rows. Stop conditions and the
+// context limit are AnswerProgress's; a cancel lands within one step, mid-prefill too.
 class RequestScheduler {
 public:
-    // The model needs state slots for maxActive + prefixCacheEntries + 1 sequences.
+    // On a GPU the model needs state slots for maxActive + prefixCacheEntries + 1 sequences.
     RequestScheduler(Model& model, const Tokenizer& tokenizer, SchedulerOptions options = {});
     ~RequestScheduler(); // cancels what is left (each gets onFinished) and joins the thread
 
@@ -68,30 +85,40 @@ public:
         Refusal refusal = Refusal::None;
         std::string message; // why it was refused
     };
-    // Queues a request. Refused (onFinished not called) when the params or the prompt are
-    // invalid or the queue is full.
-    Submitted submit(ScheduledRequest request);
-    // Stops a request within one step (its onFinished reports it cancelled). Unknown ids
-    // (already finished) are ignored.
+    // Queues a request (moved from only when taken). Refused (onFinished not called, the
+    // request left as it was) when the params or the prompt are invalid (empty, or no room
+    // left in the context) or the queue is full.
+    Submitted submit(ScheduledRequest&& request);
+    // Stops a request within one step (its onFinished reports it cancelled), queued, in
+    // prefill or decoding. Unknown ids (already finished) are ignored.
     void cancel(std::uint64_t id);
 
     SchedulerStats stats() const;
     const SchedulerOptions& options() const { return m_options; }
+    std::size_t stepTokens() const { return m_stepTokens; }
+    const Model& model() const { return m_model; }
 
 private:
     struct Slot;
-    struct PrefixRoot;
+    using Clock = std::chrono::steady_clock;
 
     void run();
-    void admit(std::vector<std::unique_ptr<Slot>>& fresh);
-    std::unique_ptr<Sequence> sequenceFor(Slot& slot, std::vector<std::unique_ptr<Slot>>& fresh);
+    void takeCancels();
+    void place(Slot& slot);
+    std::unique_ptr<Sequence> sequenceFrom(const Sequence* parent);
+    bool leaderLives(std::uint64_t key) const;
+    void resumeWaiting();
     void step();
-    bool advance(Slot& slot, std::span<const float> logits, std::string& error);
-    void finish(Slot& slot, Result<GenerationResult> result);
+    bool afterStep(Slot& slot, std::size_t promptFed, bool hostLogits, const StepOutput& out,
+        std::size_t row, std::size_t& hostRow);
+    void end(Slot& slot, bool cancelled); // reports its result
+    void fail(Slot& slot, std::string message); // reports the error
+    void publishStats(std::int64_t promptFed, std::int64_t generated, std::size_t width);
 
     Model& m_model;
     const Tokenizer& m_tokenizer;
     SchedulerOptions m_options;
+    std::size_t m_stepTokens = 0;
     std::vector<std::int32_t> m_eos;
 
     mutable std::mutex m_mutex;
@@ -104,9 +131,9 @@ private:
     SchedulerStats m_stats; // guarded by m_mutex (copied out by stats())
 
     // The scheduler thread's own.
-    std::vector<std::unique_ptr<Slot>> m_active;
-    std::vector<std::unique_ptr<PrefixRoot>> m_roots; // most recently used last
-    std::deque<std::vector<std::int32_t>> m_recentPrompts;
+    std::vector<std::unique_ptr<Slot>> m_active; // in the order they joined
+    PrefixCache m_cache;
+    std::deque<std::vector<std::int32_t>> m_recentPrompts; // to find shared prefixes in
     std::thread m_thread;
 };
 

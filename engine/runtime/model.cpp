@@ -162,21 +162,26 @@ Result<void> Model::reserveBlocks(const ForwardRequest& r)
 
 Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
 {
-    auto out = run(requests, true);
+    auto out = run(requests, LogitsToHost::All);
     if (!out)
         return out.error();
     return std::move(out->logits);
 }
 
+Result<StepOutput> Model::stepSampling(std::span<const ForwardRequest> requests)
+{
+    return run(requests, LogitsToHost::Chosen);
+}
+
 Result<std::vector<std::int32_t>> Model::stepGreedy(std::span<const ForwardRequest> requests)
 {
-    auto out = run(requests, false);
+    auto out = run(requests, LogitsToHost::None);
     if (!out)
         return out.error();
     return std::move(out->greedy);
 }
 
-Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, bool wantLogits)
+Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, LogitsToHost logits)
 {
     const auto& hp = hparams();
     BackendStep plan;
@@ -207,8 +212,11 @@ Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, bool wan
         plan.sequences.push_back(s);
         tokens.insert(tokens.end(), r.tokens.begin(), r.tokens.end());
         const std::int64_t first = r.allLogits ? rows : rows + s.n - 1;
-        for (std::int64_t t = first; t < rows + s.n; ++t)
+        for (std::int64_t t = first; t < rows + s.n; ++t) {
             plan.logitRows.push_back(t);
+            if (logits == LogitsToHost::Chosen)
+                plan.hostRows.push_back(r.hostLogits);
+        }
         rows += s.n;
     }
     for (std::size_t i = 0; i < requests.size(); ++i)
@@ -220,7 +228,12 @@ Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, bool wan
             if (auto reserved = reserveBlocks(r); !reserved)
                 return reserved.error();
     plan.tokens = tokens;
-    plan.wantLogits = wantLogits;
+    plan.wantLogits = logits == LogitsToHost::All
+        || (logits == LogitsToHost::Chosen
+            && std::find(plan.hostRows.begin(), plan.hostRows.end(), true) != plan.hostRows.end());
+    if (logits == LogitsToHost::Chosen
+        && std::find(plan.hostRows.begin(), plan.hostRows.end(), false) == plan.hostRows.end())
+        plan.hostRows.clear(); // every row: the plain full copy
 
     // The graph, the same on every backend.
     Backend& b = *m_backend;

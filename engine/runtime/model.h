@@ -51,6 +51,9 @@ struct ForwardRequest {
     Sequence* sequence = nullptr;
     std::span<const std::int32_t> tokens;
     bool allLogits = false; // false: only the last token's logits
+    // Model::stepSampling only: false when the greedy token of the request's row is all its
+    // caller needs, so its logits stay on the device.
+    bool hostLogits = true;
 };
 
 // A loaded model: the description (weights memory-mapped), the weights bound for its
@@ -71,6 +74,8 @@ public:
     int kvBlockTokens() const { return m_kv->blockTokens(); }
     std::int64_t kvMaxBlocks() const { return m_kv->maxBlocks(); }
     std::string deviceName() const { return m_backend->deviceName(); }
+    // Tokens fed per step when prefilling (ModelOptions::prefillChunk or the device's default).
+    std::int64_t prefillChunk() const { return m_prefillChunk; }
     bool onGpu() const { return m_backend->isGpu(); }
     std::string memoryPlan() const { return m_backend->memoryPlan(); }
     std::uint64_t peakMemoryBytes() const { return m_backend->peakMemoryBytes(); }
@@ -95,6 +100,10 @@ public:
     // The same step returning only each logit row's greedy token (argmax, lowest id among
     // equals): on a GPU the logits never leave the device.
     Result<std::vector<std::int32_t>> stepGreedy(std::span<const ForwardRequest> requests);
+    // The step a scheduler runs when some sequences are greedy and others are sampled or
+    // grammar-masked: every logit row's greedy token, and the logits of the rows of requests
+    // with hostLogits only ([those rows, in order][vocab]; none cross when no request asks).
+    Result<StepOutput> stepSampling(std::span<const ForwardRequest> requests);
 
     // Feeds a whole prompt in chunks of the prefill chunk; returns the logits of every token
     // (allLogits) or of the last.
@@ -106,7 +115,8 @@ private:
     Model(ModelDescription description, ModelWeights weights);
     void releaseSequence(Sequence& sequence);
     Result<void> reserveBlocks(const ForwardRequest& request);
-    Result<StepOutput> run(std::span<const ForwardRequest> requests, bool wantLogits);
+    enum class LogitsToHost { All, None, Chosen };
+    Result<StepOutput> run(std::span<const ForwardRequest> requests, LogitsToHost logits);
 
     ModelDescription m_description;
     ModelWeights m_weights;

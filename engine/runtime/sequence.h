@@ -22,6 +22,9 @@ public:
     std::int64_t length() const { return std::int64_t(m_tokens.size()); }
     const std::vector<std::int32_t>& tokens() const { return m_tokens; }
     const std::vector<int>& kvBlocks() const { return m_blocks; }
+    // Why the sequence has no recurrent-state slot (its next step will fail); empty: it has
+    // one, or the model needs none.
+    const std::string& stateError() const { return m_stateError; }
 
 private:
     friend class Model;

@@ -215,13 +215,25 @@ Result<StepOutput> CpuBackend::finishStep()
     StepOutput out;
     out.logits.resize(std::size_t(outRows * V));
     linear(m_ctx, m_weights.output, rows.data(), outRows, out.logits.data());
-    m_step = nullptr;
-    if (!ops::allFinite(out.logits.data(), std::int64_t(out.logits.size())))
+    if (!ops::allFinite(out.logits.data(), std::int64_t(out.logits.size()))) {
+        m_step = nullptr;
         return makeError("the forward pass produced NaN or Inf in the logits (output head)");
+    }
     for (std::int64_t i = 0; i < outRows; ++i) {
         const float* row = out.logits.data() + i * V;
         out.greedy.push_back(std::int32_t(std::max_element(row, row + V) - row));
     }
+    // The host computed every row (the greedy tokens need them); keep the chosen ones only, as
+    // the GPU copies only those.
+    const auto& hostRows = m_step->hostRows;
+    if (!hostRows.empty()) {
+        std::int64_t kept = 0;
+        for (std::int64_t i = 0; i < outRows; ++i)
+            if (hostRows[std::size_t(i)])
+                std::copy_n(out.logits.data() + i * V, V, out.logits.data() + kept++ * V);
+        out.logits.resize(std::size_t(kept * V));
+    }
+    m_step = nullptr;
     return out;
 }
 

@@ -961,10 +961,20 @@ Result<StepOutput> CudaBackend::finishStep()
     const auto& hp = m_description.hparams;
     const std::int64_t rows = std::int64_t(m_step->logitRows.size()), V = hp.vocabSize;
     const bool wantLogits = m_step->wantLogits;
+    // Which rows' logits cross to the host (a step of greedy and sampled sequences copies the
+    // sampled ones only: 248,320 floats a row on the target model).
+    const auto& hostRows = m_step->hostRows;
+    auto toHost = [&](std::int64_t row) {
+        return wantLogits && (hostRows.empty() || hostRows[std::size_t(row)]);
+    };
+    std::int64_t hostCount = 0;
+    for (std::int64_t r = 0; r < rows; ++r)
+        hostCount += toHost(r) ? 1 : 0;
     StepOutput out;
     if (wantLogits)
-        out.logits.resize(std::size_t(rows * V));
+        out.logits.resize(std::size_t(hostCount * V));
     out.greedy.resize(std::size_t(rows));
+    std::int64_t hostDone = 0; // rows of out.logits filled
     const bool profiled = g_profiledStep > 0 && ++g_stepsRun == g_profiledStep;
     if (profiled)
         cudaProfilerStart();
@@ -978,9 +988,20 @@ Result<StepOutput> CudaBackend::finishStep()
         if (!graphed)
             computeLogits(first, n);
         std::byte* staging = reinterpret_cast<std::byte*>(m_logitsHost);
-        const std::size_t logitBytes = wantLogits ? std::size_t(n * V) * sizeof(float) : 0;
-        if (wantLogits)
+        std::int64_t selected = 0;
+        for (std::int64_t r = first; r < first + n; ++r)
+            selected += toHost(r) ? 1 : 0;
+        const std::size_t rowBytes = std::size_t(V) * sizeof(float);
+        const std::size_t logitBytes = std::size_t(selected) * rowBytes;
+        if (selected == n) {
             check(cudaMemcpyAsync(staging, m_logits, logitBytes, cudaMemcpyDeviceToHost, m_stream));
+        } else {
+            std::int64_t at = 0;
+            for (std::int64_t r = first; r < first + n; ++r)
+                if (toHost(r))
+                    check(cudaMemcpyAsync(staging + std::size_t(at++) * rowBytes,
+                        m_logits + (r - first) * V, rowBytes, cudaMemcpyDeviceToHost, m_stream));
+        }
         check(cudaMemcpyAsync(staging + logitBytes, m_greedy + first, std::size_t(n) * 4,
             cudaMemcpyDeviceToHost, m_stream));
         check(cudaMemcpyAsync(staging + logitBytes + std::size_t(n) * 4, m_nonFinite, sizeof(int),
@@ -988,8 +1009,9 @@ Result<StepOutput> CudaBackend::finishStep()
         check(cudaStreamSynchronize(m_stream));
         if (m_error != cudaSuccess)
             break;
-        if (wantLogits)
-            std::memcpy(out.logits.data() + first * V, staging, logitBytes);
+        if (logitBytes > 0)
+            std::memcpy(out.logits.data() + hostDone * V, staging, logitBytes);
+        hostDone += selected;
         std::memcpy(out.greedy.data() + first, staging + logitBytes, std::size_t(n) * 4);
         std::memcpy(&bad, staging + logitBytes + std::size_t(n) * 4, sizeof(int));
         if (bad)

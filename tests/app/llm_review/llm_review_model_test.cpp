@@ -6,7 +6,7 @@
 #include "app/llm_review/prompt_rendering.h"
 #include "app/llm_review/session_review.h"
 #include "app/review/review_pipeline.h"
-#include "engine/generation/generator.h"
+#include "engine/generation/generate_and_wait.h"
 #include "engine/sampling/grammar_constraint.h"
 
 #include <QElapsedTimer>
@@ -137,8 +137,12 @@ private slots:
             sampling::SamplingParams params;
             params.temperature = 0.0f;
             params.maxTokens = 1024;
-            auto alone = engine::generate(
-                (*session)->model(), (*session)->tokenizer(), ids, params, {}, &*constraint);
+            engine::ScheduledRequest request;
+            request.prompt = ids;
+            request.params = params;
+            request.constraint
+                = std::make_unique<sampling::GrammarConstraint>(std::move(*constraint));
+            auto alone = engine::generateAndWait((*session)->scheduler(), std::move(request));
             QVERIFY(alone.ok());
             QCOMPARE(result->answers[q.id].text, QString::fromStdString(alone->text));
         }

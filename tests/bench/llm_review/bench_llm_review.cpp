@@ -1,12 +1,13 @@
 // Usage: bench_llm_review [MODEL [CONTRACT.txt [THREADS]]]
 // Prints, for one contract: the questions asked, the tokens prefilled (and how many were the
 // shared prefix), the tokens generated, and questions/s and tokens/s for the batched model
-// review, then the same questions answered one at a time without prefix sharing.
+// review, then the same questions answered one at a time through the same scheduler (its
+// prefix cache as the batch left it).
 #include "app/llm_review/llm_session.h"
 #include "app/llm_review/prompt_rendering.h"
 #include "app/llm_review/session_review.h"
 #include "app/review/review_pipeline.h"
-#include "engine/generation/generator.h"
+#include "engine/generation/generate_and_wait.h"
 #include "engine/sampling/grammar_constraint.h"
 
 #include <QCoreApplication>
@@ -78,7 +79,7 @@ int main(int argc, char** argv)
         questions / batchSeconds, double(result->generatedTokens) / batchSeconds,
         double(result->promptTokens + result->generatedTokens) / batchSeconds);
 
-    // The same questions one by one, each prefilling its whole prompt.
+    // The same questions one by one, each waiting for the one before.
     timer.restart();
     std::int64_t prompt = 0, generated = 0;
     for (const llm::ModelQuestion& q : result->plan.questions) {
@@ -94,8 +95,11 @@ int main(int argc, char** argv)
         sampling::SamplingParams params;
         params.temperature = 0.0f;
         params.maxTokens = 1024;
-        auto alone = engine::generate(
-            (*session)->model(), (*session)->tokenizer(), ids, params, {}, &*constraint);
+        engine::ScheduledRequest request;
+        request.prompt = ids;
+        request.params = params;
+        request.constraint = std::make_unique<sampling::GrammarConstraint>(std::move(*constraint));
+        auto alone = engine::generateAndWait((*session)->scheduler(), std::move(request));
         if (!alone) {
             std::fprintf(stderr, "bench_llm_review: %s\n", alone.error().message.c_str());
             return 1;

@@ -1,81 +1,18 @@
 // Continuous batching on the tiny golden models: requests submitted from several threads at
-// different times give the greedy tokens of each prompt alone, shared prefixes are prefilled
-// once into roots that later prompts fork, a cancel ends a request within a step, the queue
-// limit refuses, and requests still running when the scheduler goes hear that they were
-// cancelled.
-#include "engine/generation/request_scheduler.h"
-#include "engine/model_files/model_loader.h"
-#include "engine/tokenizer/tokenizer.h"
+// different times, or all at once, give the greedy tokens of each prompt alone; a step mixing
+// greedy (device-chosen) and sampled (host-chosen) rows gives every request its own tokens;
+// a cancel ends a decoding request within a step; the queue limit refuses; requests still
+// running when the scheduler goes hear that they were cancelled.
+#include "scheduler_fixture.h"
 
 #include <chrono>
-#include <future>
-#include <gtest/gtest.h>
 #include <thread>
 
 namespace {
 
 using cw::engine::RequestScheduler;
 using cw::engine::ScheduledRequest;
-
-const std::string kModels = std::string(CW_TEST_DATA_DIR) + "/golden/models/";
-
-struct Loaded {
-    std::unique_ptr<cw::engine::Model> model;
-    std::unique_ptr<cw::engine::Tokenizer> tokenizer;
-};
-
-Loaded load(const std::string& name)
-{
-    auto d = cw::engine::openModel(kModels + name);
-    EXPECT_TRUE(d.ok());
-    auto tok = cw::engine::tokenizerFromSource(d->tokenizer);
-    EXPECT_TRUE(tok.ok());
-    cw::engine::ModelOptions options;
-    options.threads = 2;
-    auto m = cw::engine::Model::create(std::move(*d), options);
-    EXPECT_TRUE(m.ok());
-    return { std::move(*m), std::make_unique<cw::engine::Tokenizer>(std::move(*tok)) };
-}
-
-std::vector<std::vector<std::int32_t>> prompts(const cw::engine::Tokenizer& tokenizer)
-{
-    const std::string contract = "<|im_start|>system\nYou review contracts.<|im_end|>\n"
-                                 "<|im_start|>user\nThis License shall be governed by the laws "
-                                 "of the State. Each Contributor grants a perpetual licence.\n";
-    std::vector<std::vector<std::int32_t>> out;
-    for (const std::string q : { "Is there a governing law?", "Which party may terminate?",
-             "Is the licence perpetual?", "Who are the parties?", "Is liability capped?" })
-        out.push_back(tokenizer.encode(contract + q + "<|im_end|>\n<|im_start|>assistant\n"));
-    return out;
-}
-
-cw::sampling::SamplingParams greedy(int maxTokens)
-{
-    cw::sampling::SamplingParams params;
-    params.temperature = 0.0f;
-    params.maxTokens = maxTokens;
-    return params;
-}
-
-// Submits and returns a future of its result.
-std::future<cw::Result<cw::engine::GenerationResult>> ask(RequestScheduler& scheduler,
-    std::vector<std::int32_t> prompt, cw::sampling::SamplingParams params,
-    std::uint64_t* id = nullptr)
-{
-    auto promise = std::make_shared<std::promise<cw::Result<cw::engine::GenerationResult>>>();
-    auto future = promise->get_future();
-    ScheduledRequest r;
-    r.prompt = std::move(prompt);
-    r.params = params;
-    r.onFinished = [promise](cw::Result<cw::engine::GenerationResult> result) {
-        promise->set_value(std::move(result));
-    };
-    auto submitted = scheduler.submit(std::move(r));
-    EXPECT_EQ(submitted.refusal, RequestScheduler::Refusal::None) << submitted.message;
-    if (id)
-        *id = submitted.id;
-    return future;
-}
+using namespace cw::test;
 
 class Scheduler : public ::testing::TestWithParam<std::string> { };
 
@@ -83,19 +20,16 @@ class Scheduler : public ::testing::TestWithParam<std::string> { };
 
 TEST_P(Scheduler, requestsArrivingAtAnyTimeGiveTheTokensOfEachPromptAlone)
 {
-    auto [model, tokenizer] = load(GetParam());
-    const auto all = prompts(*tokenizer);
+    const auto m = loadGolden(GetParam());
+    const auto all = contractQuestions(*m.tokenizer);
     std::vector<std::vector<std::int32_t>> expected;
-    for (const auto& p : all) {
-        auto alone = cw::engine::generate(*model, *tokenizer, p, greedy(16));
-        ASSERT_TRUE(alone.ok());
-        expected.push_back(alone->ids);
-    }
+    for (const auto& p : all)
+        expected.push_back(aloneIds(m, p, greedy(16)));
     cw::engine::SchedulerOptions options;
     options.maxActive = 3; // fewer than the requests: some wait and join later
     options.minSharedPrefix = 8;
-    RequestScheduler scheduler(*model, *tokenizer, options);
-    std::vector<std::future<cw::Result<cw::engine::GenerationResult>>> answers(all.size());
+    RequestScheduler scheduler(*m.model, *m.tokenizer, options);
+    std::vector<AnswerFuture> answers(all.size());
     std::vector<std::thread> clients;
     for (std::size_t i = 0; i < all.size(); ++i)
         clients.emplace_back([&, i] {
@@ -110,21 +44,88 @@ TEST_P(Scheduler, requestsArrivingAtAnyTimeGiveTheTokensOfEachPromptAlone)
         EXPECT_EQ(result->ids, expected[i]) << "prompt " << i;
         EXPECT_EQ(result->promptTokens, std::int64_t(all[i].size()));
     }
-    // Every prompt after the first two found the shared system prompt and contract prefilled.
+    // The shared system prompt and contract were cached and forked by the later prompts.
     const auto stats = scheduler.stats();
     EXPECT_GT(stats.reusedPromptTokens, std::int64_t(all[0].size()));
     EXPECT_GE(stats.cachedPrefixes, 1u);
 }
 
-TEST_P(Scheduler, cancelEndsARequestWithinAStep)
+TEST_P(Scheduler, manyRequestsAtOnceGiveWhatEachGivesAlone)
 {
-    auto [model, tokenizer] = load(GetParam());
-    RequestScheduler scheduler(*model, *tokenizer);
-    auto params = greedy(3000);
-    params.logitBias = { { 600, -100.0f }, { 602, -100.0f } }; // no early end of turn
+    const auto m = loadGolden(GetParam());
+    auto all = contractQuestions(*m.tokenizer);
+    all.push_back(m.tokenizer->encode("A prompt that shares nothing with the others."));
+    std::vector<std::vector<std::int32_t>> expected;
+    // No early end of turn: every request still decodes when the last one joins.
+    const auto params = longGreedy(20);
+    for (const auto& p : all)
+        expected.push_back(aloneIds(m, p, params));
+    cw::engine::SchedulerOptions options;
+    options.maxActive = all.size();
+    options.minSharedPrefix = 8;
+    RequestScheduler scheduler(*m.model, *m.tokenizer, options);
+    std::vector<AnswerFuture> answers;
+    for (const auto& p : all)
+        answers.push_back(ask(scheduler, p, params));
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        auto result = answers[i].get();
+        ASSERT_TRUE(result.ok()) << result.error().message;
+        EXPECT_EQ(result->ids, expected[i]) << "prompt " << i;
+    }
+    const auto stats = scheduler.stats();
+    EXPECT_GE(stats.mostRequestsInOneStep, all.size()) << "they ran in one batch";
+    // Submitted together, the questions wait for one of them to prefill their shared prefix.
+    std::int64_t total = 0;
+    for (const auto& p : all)
+        total += std::int64_t(p.size());
+    EXPECT_LT(stats.promptTokens, total);
+    EXPECT_EQ(stats.promptTokens + stats.reusedPromptTokens, total);
+}
+
+TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
+{
+    const auto m = loadGolden(GetParam());
+    const auto all = contractQuestions(*m.tokenizer);
+    // Plain greedy (the device's argmax), sampled, and greedy with a penalty (host logits):
+    // each step copies only the sampled and penalised rows; every answer must still be the
+    // one it gives alone.
+    std::vector<cw::sampling::SamplingParams> params(3, greedy(24));
+    params[1].temperature = 0.9f;
+    params[1].seed = 5;
+    params[2].repetitionPenalty = 1.3f;
+    std::vector<std::vector<std::int32_t>> expected;
+    for (std::size_t i = 0; i < params.size(); ++i)
+        expected.push_back(aloneIds(m, all[i], params[i]));
+    cw::engine::SchedulerOptions options;
+    options.prefixCacheEntries = 0;
+    RequestScheduler scheduler(*m.model, *m.tokenizer, options);
+    std::vector<AnswerFuture> answers;
+    for (std::size_t i = 0; i < params.size(); ++i)
+        answers.push_back(ask(scheduler, all[i], params[i]));
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        auto result = answers[i].get();
+        ASSERT_TRUE(result.ok()) << result.error().message;
+        EXPECT_EQ(result->ids, expected[i]) << "request " << i;
+    }
+    EXPECT_EQ(scheduler.stats().mostRequestsInOneStep, params.size());
+}
+
+TEST_P(Scheduler, cancelEndsADecodingRequestWithinAStep)
+{
+    const auto m = loadGolden(GetParam());
+    RequestScheduler scheduler(*m.model, *m.tokenizer);
     std::uint64_t id = 0;
-    auto answer = ask(scheduler, prompts(*tokenizer)[0], params, &id);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::promise<void> writing;
+    auto answer = ask(scheduler, contractQuestions(*m.tokenizer)[0], longGreedy(3000), &id,
+        [&](ScheduledRequest& r) {
+            r.onText = [&writing, first = true](std::string_view) mutable {
+                if (first)
+                    writing.set_value();
+                first = false;
+                return true;
+            };
+        });
+    writing.get_future().wait();
     scheduler.cancel(id);
     auto result = answer.get();
     ASSERT_TRUE(result.ok());
@@ -134,25 +135,30 @@ TEST_P(Scheduler, cancelEndsARequestWithinAStep)
 
 TEST_P(Scheduler, fullQueueAndBadPromptsAreRefused)
 {
-    auto [model, tokenizer] = load(GetParam());
+    const auto m = loadGolden(GetParam());
     cw::engine::SchedulerOptions options;
     options.maxActive = 1;
     options.maxQueued = 1;
-    auto params = greedy(3000);
-    params.logitBias = { { 600, -100.0f }, { 602, -100.0f } };
-    std::future<cw::Result<cw::engine::GenerationResult>> first, second;
+    const auto questions = contractQuestions(*m.tokenizer);
+    AnswerFuture first, second;
     {
-        RequestScheduler scheduler(*model, *tokenizer, options);
-        first = ask(scheduler, prompts(*tokenizer)[0], params);
-        second = ask(scheduler, prompts(*tokenizer)[1], params);
+        RequestScheduler scheduler(*m.model, *m.tokenizer, options);
+        first = ask(scheduler, questions[0], longGreedy(3000));
+        second = ask(scheduler, questions[1], longGreedy(3000));
         ScheduledRequest third;
-        third.prompt = prompts(*tokenizer)[2];
-        third.params = params;
+        third.prompt = questions[2];
+        third.params = longGreedy(3000);
         const auto refused = scheduler.submit(std::move(third));
         EXPECT_EQ(refused.refusal, RequestScheduler::Refusal::QueueFull);
         EXPECT_NE(refused.message.find("queue is full"), std::string::npos);
+        EXPECT_EQ(third.prompt, questions[2]) << "a refused request is left as it was";
         ScheduledRequest empty;
         EXPECT_EQ(scheduler.submit(std::move(empty)).refusal, RequestScheduler::Refusal::Invalid);
+        ScheduledRequest tooLong;
+        tooLong.prompt.assign(std::size_t(m.model->contextLength()), 5);
+        const auto full = scheduler.submit(std::move(tooLong));
+        EXPECT_EQ(full.refusal, RequestScheduler::Refusal::Invalid);
+        EXPECT_NE(full.message.find("context"), std::string::npos) << full.message;
     } // the scheduler goes while both still run or wait
     auto a = first.get();
     auto b = second.get();
