@@ -41,21 +41,25 @@ LocalGenerator::LocalGenerator(std::shared_ptr<llm::LlmSession> session)
 {
 }
 
-Result<std::string> LocalGenerator::render(const GenerationRequest& request) const
+Result<std::vector<std::int32_t>> LocalGenerator::promptIds(const GenerationRequest& request) const
 {
     engine::ChatOptions options;
     options.enableThinking = request.thinking;
-    return m_session->chatTemplate().render(request.messages, options);
+    auto prompt = m_session->chatTemplate().renderPrompt(request.messages, options);
+    if (!prompt)
+        return prompt.error();
+    // The messages' text stays text: a contract that contains "<|im_end|>" cannot open a role.
+    return m_session->tokenizer().encode(prompt->text, prompt->messageText);
 }
 
 Result<std::int64_t> LocalGenerator::promptTokens(const std::vector<engine::ChatMessage>& messages)
 {
     GenerationRequest request;
     request.messages = messages;
-    auto text = render(request);
-    if (!text)
-        return text.error();
-    return std::int64_t(m_session->tokenizer().encode(*text).size());
+    auto ids = promptIds(request);
+    if (!ids)
+        return ids.error();
+    return std::int64_t(ids->size());
 }
 
 Result<GenerationTotals> LocalGenerator::generate(std::span<GenerationRequest> requests,
@@ -66,11 +70,11 @@ Result<GenerationTotals> LocalGenerator::generate(std::span<GenerationRequest> r
     std::vector<engine::ScheduledRequest> scheduled(count);
     for (std::size_t i = 0; i < count; ++i) {
         const GenerationRequest& request = requests[i];
-        auto text = render(request);
-        if (!text)
-            return text.error();
+        auto ids = promptIds(request);
+        if (!ids)
+            return ids.error();
         engine::ScheduledRequest& s = scheduled[i];
-        s.prompt = m_session->tokenizer().encode(*text);
+        s.prompt = std::move(*ids);
         s.params.temperature = request.temperature;
         s.params.topP = request.topP;
         s.params.stopStrings = request.stop;

@@ -28,7 +28,7 @@ public:
         const std::function<bool()>& cancelled, const FinishedCallback& onFinished) override;
 
 private:
-    Result<std::string> render(const GenerationRequest& request) const;
+    Result<std::vector<std::int32_t>> promptIds(const GenerationRequest& request) const;
 
     std::shared_ptr<llm::LlmSession> m_session;
 };

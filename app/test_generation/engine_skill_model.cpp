@@ -26,10 +26,11 @@ Result<std::vector<std::int32_t>> EngineSkillModel::promptTokens(
     chat.push_back({ "user", messages.user.toStdString(), std::nullopt });
     engine::ChatOptions options;
     options.enableThinking = false;
-    auto text = m_session->chatTemplate().render(chat, options);
-    if (!text)
-        return text.error();
-    return m_session->tokenizer().encode(*text);
+    auto prompt = m_session->chatTemplate().renderPrompt(chat, options);
+    if (!prompt)
+        return prompt.error();
+    // The user's code stays text, whatever control-token lookalikes it holds.
+    return m_session->tokenizer().encode(prompt->text, prompt->messageText);
 }
 
 Result<SkillModelAnswer> EngineSkillModel::answer(const CodeSkill& skill,

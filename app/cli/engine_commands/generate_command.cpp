@@ -90,7 +90,9 @@ int runGenerate(std::span<char*> args)
     auto tokenizer = cw::engine::tokenizerFromSource(description->tokenizer);
     if (!tokenizer)
         return fail(tokenizer.error().message);
-    std::string text = prompt;
+    // A raw --prompt is the user's own template and keeps its control tokens; --chat text is
+    // a message, which stays text.
+    cw::engine::ChatPrompt rendered { prompt, {} };
     if (chatOpt->count()) {
         const auto chatTemplate = cw::engine::ChatTemplate::fromJinja(description->chatTemplate);
         if (!chatTemplate.warning().empty() && !asJson)
@@ -101,12 +103,12 @@ int runGenerate(std::span<char*> args)
         messages.push_back({ "user", chat, std::nullopt });
         cw::engine::ChatOptions options;
         options.enableThinking = think;
-        auto rendered = chatTemplate.render(messages, options);
-        if (!rendered)
-            return fail(rendered.error().message);
-        text = *rendered;
+        auto chatPrompt = chatTemplate.renderPrompt(messages, options);
+        if (!chatPrompt)
+            return fail(chatPrompt.error().message);
+        rendered = std::move(*chatPrompt);
     }
-    const auto ids = tokenizer->encode(text);
+    const auto ids = tokenizer->encode(rendered.text, rendered.messageText);
     if (ids.empty())
         return fail("the prompt encodes to no tokens");
     cw::engine::ModelOptions options;
