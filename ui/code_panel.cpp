@@ -214,10 +214,10 @@ CodePanel::CodePanel(
 
 CodePanel::~CodePanel() = default;
 
-void CodePanel::setModel(
-    const QString& path, int threads, const QString& device, qint64 contextLength)
+void CodePanel::setModel(const QString& path, int threads, const QString& device,
+    qint64 contextLength, const QString& precision)
 {
-    m_controller->setModel(path, { threads, device, contextLength });
+    m_controller->setModel(path, { threads, device, contextLength, precision });
     updateModelNotice();
 }
 

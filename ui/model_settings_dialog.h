@@ -46,6 +46,7 @@ private:
     QComboBox* m_device = nullptr;
     QSpinBox* m_context = nullptr;
     QSpinBox* m_threads = nullptr;
+    QComboBox* m_precision = nullptr;
     QProcess* m_inspect = nullptr;
     RemoteServerBox* m_remote = nullptr;
     QString m_inspectProgram; // clausewright-cli beside the application

@@ -17,6 +17,12 @@ ModelSettings AppSettings::model()
     model.contextLength
         = settings.value(QStringLiteral("model/context"), model.contextLength).toInt();
     model.threads = settings.value(QStringLiteral("model/threads"), model.threads).toInt();
+    const QString precision
+        = settings.value(QStringLiteral("model/precision"), model.precision).toString();
+    // A value edited by hand that the engine does not know falls back to the default.
+    if (precision == QLatin1String("f32") || precision == QLatin1String("tf32")
+        || precision == QLatin1String("bf16"))
+        model.precision = precision;
     return model;
 }
 
@@ -27,6 +33,7 @@ void AppSettings::setModel(const ModelSettings& model)
     settings.setValue(QStringLiteral("model/device"), model.device);
     settings.setValue(QStringLiteral("model/context"), model.contextLength);
     settings.setValue(QStringLiteral("model/threads"), model.threads);
+    settings.setValue(QStringLiteral("model/precision"), model.precision);
 }
 
 RemoteServerSettings AppSettings::remoteServer()

@@ -14,6 +14,9 @@ struct ModelSettings {
     QString device = QStringLiteral("cpu"); // "cpu" or "cuda:N" (engine::ModelOptions::device)
     int contextLength = 32768; // tokens per sequence (sizes the GPU's KV pool)
     int threads = 0; // 0: all cores
+    // The model's arithmetic: "bf16" (fastest), "tf32" or "f32" (the reference;
+    // engine/runtime/precision.h). Model Settings shows it as an advanced choice.
+    QString precision = QStringLiteral("bf16");
 };
 
 // The remote OpenAI-compatible server (Model Settings ▸ Remote server). The API key is not

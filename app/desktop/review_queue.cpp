@@ -26,6 +26,7 @@ ReviewOptions ReviewQueue::effectiveOptions() const
         options.modelThreads = model.threads;
         options.modelDevice = model.device;
         options.modelContext = model.contextLength;
+        options.modelPrecision = model.precision;
         const RemoteServerSettings remote = AppSettings::remoteServer();
         options.backendOrder = remote.order;
         if (generation::backendsOf(remote.order).contains(generation::Backend::Remote)) {

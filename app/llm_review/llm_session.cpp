@@ -2,6 +2,7 @@
 
 #include "engine/generation/constraint_vocabulary.h"
 #include "engine/model_files/model_loader.h"
+#include "engine/runtime/precision.h"
 
 #include <QFileInfo>
 
@@ -35,6 +36,8 @@ Result<std::shared_ptr<LlmSession>> LlmSession::open(
     modelOptions.threads = options.threads;
     modelOptions.device = options.device.toStdString();
     modelOptions.contextLength = options.contextLength;
+    if (auto ok = engine::applyPrecision(modelOptions, options.precision.toStdString()); !ok)
+        return makeError(path.toStdString() + ": " + ok.error().message);
     engine::SchedulerOptions scheduling;
     // A review asks all its questions at once; they run kActive at a time and the rest wait.
     scheduling.maxActive = kActive;

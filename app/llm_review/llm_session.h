@@ -17,6 +17,7 @@ struct LlmSessionOptions {
     int threads = 0; // CPU threads; 0: every core
     QString device = QStringLiteral("cpu"); // engine::ModelOptions::device: cpu, cuda:N, auto
     std::int64_t contextLength = 0; // tokens per sequence; 0: the model's (capped on a GPU)
+    QString precision = QStringLiteral("bf16"); // f32, tf32 or bf16 (engine/runtime/precision.h)
     bool operator==(const LlmSessionOptions&) const = default;
 };
 

@@ -65,6 +65,7 @@ Result<std::unique_ptr<generation::TextGenerator>> openBackend(
     sessionOptions.threads = options.threads;
     sessionOptions.device = options.device;
     sessionOptions.contextLength = options.contextLength;
+    sessionOptions.precision = options.precision;
     auto session = sessions.get(options.modelPath, sessionOptions);
     if (!session)
         return session.error();

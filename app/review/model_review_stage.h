@@ -25,6 +25,7 @@ struct ModelStageOptions {
     generation::RemoteServer remote;
     bool remoteKeyFromStore = false;
     generation::BackendOrder order = generation::BackendOrder::LocalOnly;
+    QString precision = QStringLiteral("bf16"); // the in-process model's: f32, tf32 or bf16
 };
 
 // The language model's part of a review: loads (or reuses) the model, or connects to the

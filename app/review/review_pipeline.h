@@ -31,6 +31,8 @@ struct ReviewOptions {
     int modelThreads = 0; // CPU threads for the model; 0: every core
     QString modelDevice = QStringLiteral("cpu"); // cpu, cuda:N or auto (engine::ModelOptions)
     qint64 modelContext = 0; // tokens per sequence; 0: the model's (capped on a GPU)
+    QString modelPrecision
+        = QStringLiteral("bf16"); // f32, tf32 or bf16 (engine/runtime/precision.h)
     // An OpenAI-compatible server for llm heads, and the order the two are tried in.
     generation::RemoteServer remote;
     bool remoteKeyFromStore = false; // remote.apiKey is read from RemoteKeyStore when needed

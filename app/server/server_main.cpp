@@ -5,6 +5,7 @@
 #include "app/cli/cli_usage.h"
 #include "app/server/completion_server.h"
 #include "app/server/server_log.h"
+#include "engine/runtime/precision.h"
 
 #include <CLI/CLI.hpp>
 #include <cctype>
@@ -51,6 +52,10 @@ int main(int argc, char** argv)
         "allow listening on a non-loopback address without --api-key-file");
     app.add_option("--device", modelOptions.device, "cpu, cuda, cuda:N or auto (default cpu)");
     app.add_option("--threads", modelOptions.threads, "CPU threads (0: all)");
+    std::string precision = "bf16";
+    app.add_option(
+           "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }));
     app.add_option("--context", modelOptions.contextLength,
         "tokens per sequence (0: the model's, capped on a GPU)");
     app.add_option("--parallel", scheduling.maxActive,
@@ -134,6 +139,10 @@ int main(int argc, char** argv)
     std::signal(SIGPIPE, SIG_IGN);
 
     // Each running request, each cached prefix and the one being built hold a state slot.
+    if (auto ok = cw::engine::applyPrecision(modelOptions, precision); !ok) {
+        std::fprintf(stderr, "clausewright-server: %s\n", ok.error().message.c_str());
+        return 2;
+    }
     modelOptions.maxSequences = int(scheduling.maxActive + scheduling.prefixCacheEntries + 1);
     cw::server::logEvent(
         "info", "loading_model", { { "model", modelPath }, { "device", modelOptions.device } });

@@ -32,7 +32,7 @@ int runReview(std::span<char*> args)
     std::string file, model, playbook, heads, format = "json", out, password, dbPath, redline;
     bool textOnly = false, showNotes = false, noSave = false;
     int threads = 0;
-    std::string device = "cpu";
+    std::string device = "cpu", precision = "bf16";
     std::int64_t context = 0;
     app.add_option("FILE", file, "contract: PDF, DOCX or text")->required();
     app.add_option("--model", model, "GGUF file or Hugging Face folder for the LLM head");
@@ -55,6 +55,9 @@ int runReview(std::span<char*> args)
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    app.add_option("--precision", precision,
+           "the model's arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }));
     app.add_option(
         "--context", context, "tokens per sequence (0: the model's; 32768 at most on a GPU)");
     app.add_flag("--show-notes", showNotes, "print the model's note on each question to stderr");
@@ -116,6 +119,7 @@ int runReview(std::span<char*> args)
                                         : QString::fromStdString(password);
     options.modelThreads = threads;
     options.modelDevice = QString::fromStdString(device);
+    options.modelPrecision = QString::fromStdString(precision);
     options.modelContext = context;
     options.remote.baseUrl = QString::fromStdString(server);
     options.remote.model = QString::fromStdString(serverModel);

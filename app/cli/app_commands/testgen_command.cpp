@@ -112,7 +112,7 @@ int runTestgen(std::span<char*> args)
         "testgen" };
     cw::cli::showDefaultsInHelp(app);
     std::string file, skillName, model, out, format = "text", language, replay, existing, db,
-                                             skillsDir, device = "cpu";
+                                             skillsDir, device = "cpu", precision = "bf16";
     bool run = false, noHistory = false, list = false;
     int rounds = 3, threads = 0;
     std::int64_t context = 0;
@@ -136,6 +136,9 @@ int runTestgen(std::span<char*> args)
     app.add_flag("--no-history", noHistory, "do not save this generation in the history");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    app.add_option(
+           "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
+        ->check(CLI::IsMember({ "f32", "tf32", "bf16" }));
     app.add_option("--context", context, "tokens per sequence (0: the model's)");
     try {
         app.parse(int(args.size()), args.data());
@@ -203,6 +206,7 @@ int runTestgen(std::span<char*> args)
         options.threads = threads;
         options.device = QString::fromStdString(device);
         options.contextLength = context;
+        options.precision = QString::fromStdString(precision);
         auto session = cw::llm::LlmSession::open(QString::fromStdString(model), options);
         if (!session) {
             printError(session.error().message);

@@ -109,7 +109,7 @@ private slots:
     void runsTestsWithoutAModel()
     {
         ui::CodePanel panel(m_history);
-        panel.setModel({}, 0, "cpu", 0);
+        panel.setModel({}, 0, "cpu", 0, "bf16");
         panel.show();
         QVERIFY(panel.findChild<QLabel*>("modelNotice")->isVisible());
         QVERIFY(!panel.findChild<QPushButton*>("generateButton")->isEnabled());
@@ -143,7 +143,8 @@ private slots:
     void generatesWithTheTinyModel()
     {
         ui::CodePanel panel(m_history);
-        panel.setModel(QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a"), 2, "cpu", 0);
+        panel.setModel(
+            QStringLiteral(CW_TEST_DATA_DIR "/golden/models/qwen3_moe_a"), 2, "cpu", 0, "bf16");
         QVERIFY(panel.findChild<QPushButton*>("generateButton")->isEnabled());
         panel.setCode(kCode, "pricing.py");
         QTRY_COMPARE(panel.language(), QString("python"));

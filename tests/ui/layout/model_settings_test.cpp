@@ -6,6 +6,7 @@
 #include "ui/model_settings_dialog.h"
 
 #include <QApplication>
+#include <QComboBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QLabel>
@@ -100,12 +101,22 @@ private slots:
         QVERIFY(note && note->isVisible());
         QVERIFY2(note->text().contains(QStringLiteral("4,096")), qPrintable(note->text()));
 
+        // The advanced precision choice shows the saved one and reaches the settings.
+        QComboBox* precision = nullptr;
+        for (auto* box : dialog.findChildren<QComboBox*>())
+            if (box->accessibleName() == QLatin1String("Precision"))
+                precision = box;
+        QVERIFY(precision);
+        QCOMPARE(precision->currentData().toString(), QStringLiteral("bf16"));
+        precision->setCurrentIndex(precision->findData(QStringLiteral("f32")));
+
         auto* buttons = dialog.findChild<QDialogButtonBox*>();
         QVERIFY(buttons);
         buttons->button(QDialogButtonBox::Save)->click();
         QTRY_COMPARE(dialog.result(), int(QDialog::Accepted));
         QCOMPARE(cw::AppSettings::model().modelPath, m_model);
         QCOMPARE(cw::AppSettings::model().contextLength, 4096);
+        QCOMPARE(cw::AppSettings::model().precision, QStringLiteral("f32"));
     }
 
     void refusesToSaveAModelThatCannotBeRead()
