@@ -26,7 +26,6 @@ decode and prefix-cache plans) and every failure with its traceback; the driver
 import argparse
 import copy
 import json
-import math
 import multiprocessing
 import os
 import random
@@ -164,38 +163,6 @@ def make_qwen35(c, eos, pad):
         bos_token_id=None, eos_token_id=eos, pad_token_id=pad)
 
 
-def randomise(model, zero_centred, seed):
-    """Random weights with decisive logits and routing (the router and LM head spread wider
-    than their fan-in), rounded to bf16 so every float format holds them exactly."""
-    import torch
-
-    g = torch.Generator().manual_seed(seed)
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            shape = tuple(p.shape)
-            n = torch.randn(shape, generator=g)
-            if name.endswith("A_log"):
-                v = torch.empty(shape).uniform_(0.05, 3.0, generator=g).log()
-            elif name.endswith("dt_bias"):
-                v = 0.5 * n
-            elif "conv1d" in name:
-                v = 0.5 * n
-            elif p.ndim == 1:  # norm weights
-                plain = (not zero_centred) or ("linear_attn.norm" in name)
-                v = (1.0 + 0.1 * n) if plain else 0.1 * n
-            elif "embed_tokens" in name:
-                v = n
-            elif name.startswith("lm_head"):
-                v = n * (3.0 / math.sqrt(shape[-1]))
-            elif name.endswith("mlp.gate.weight") or name.endswith("router.weight"):
-                v = n * (6.0 / math.sqrt(shape[-1]))
-            else:
-                v = n / math.sqrt(shape[-1])
-            p.copy_(v.to(torch.bfloat16).to(p.dtype))
-    if getattr(model.config, "tie_word_embeddings", False):
-        model.tie_weights()
-
-
 def stored_positions(n, all_up_to):
     if n <= all_up_to:
         return list(range(n))
@@ -212,6 +179,9 @@ def build(job):
     """Worker: one config's model, folder and reference logits. Returns its manifest entry."""
     c, out, tok_dir, eos, pad = job
     import torch
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_golden
 
     torch.set_num_threads(2)
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -237,7 +207,9 @@ def build(job):
             model.set_attn_implementation("eager")
         except Exception:  # older API
             model.config._attn_implementation = "eager"
-        randomise(model, zero_centred=c["arch"] == "qwen3_5_moe", seed=c["seed"])
+        # Untrained: a wider router than the golden models' keeps the top-k choices decisive.
+        make_golden.randomise(
+            model, zero_centred=c["arch"] == "qwen3_5_moe", seed=c["seed"], router_spread=6.0)
         folder = os.path.join(out, "models", c["name"])
         # A bf16 copy is saved (the weights are bf16 values already); the float32 model keeps
         # its float32 buffers (the rotary inverse frequencies), as the engine computes them.

@@ -235,8 +235,10 @@ MODEL_EOS = 0
 MODEL_PAD = 0
 
 
-def randomise(model, zero_centred, seed):
-    """Weights with enough spread that logits and routing are decisive, rounded to bf16."""
+def randomise(model, zero_centred, seed, router_spread=2.5):
+    """Weights with enough spread that logits and routing are decisive, rounded to bf16.
+    router_spread: the router's standard deviation times its fan-in's square root (untrained
+    models want more than trained ones, whose routing the training makes decisive)."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -256,7 +258,7 @@ def randomise(model, zero_centred, seed):
             elif name.startswith("lm_head"):
                 v = n * (3.0 / math.sqrt(shape[-1]))
             elif name.endswith("mlp.gate.weight") or name.endswith("router.weight"):
-                v = n * (2.5 / math.sqrt(shape[-1]))
+                v = n * (router_spread / math.sqrt(shape[-1]))
             else:
                 v = n / math.sqrt(shape[-1])
             p.copy_(v.to(torch.bfloat16).to(p.dtype))
