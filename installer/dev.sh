@@ -21,6 +21,14 @@ configure() { # dir, extra cmake args...
   fi
 }
 
+# After a failed ctest: the failing assertions of every test, last, where a log's tail shows
+# them (the full output of a long Qt test pushes its one FAIL! line out of view).
+failure_digest() { # build dir
+  echo "== failed assertions (from $1/Testing/Temporary/LastTest.log)"
+  grep -E 'FAIL!|^   Loc:|\[  FAILED  \]|: Failure$|^Expected|actual:|Which is:|ERROR: AddressSanitizer|runtime error:' \
+    "$1/Testing/Temporary/LastTest.log" | cut -c1-400 | tail -60 || true
+}
+
 case "$mode" in
   run)
     installer/install-deps.sh
@@ -33,7 +41,7 @@ case "$mode" in
     installer/install-deps.sh
     configure build -DCMAKE_BUILD_TYPE=Release
     cmake --build build -j "$jobs"
-    ctest --test-dir build --output-on-failure -j "$jobs"
+    ctest --test-dir build --output-on-failure -j "$jobs" || { failure_digest build; exit 8; }
     ;;
   sanitize)
     installer/install-deps.sh
@@ -42,7 +50,8 @@ case "$mode" in
       -DCW_BUILD_BENCHES=OFF
     cmake --build build-asan -j "$jobs"
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'engine|app' -LE 'slow'
+      ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'engine|app' -LE 'slow' \
+      || { failure_digest build-asan; exit 8; }
     ;;
   fuzz)
     CW_WITH_FUZZ=1 installer/install-deps.sh
