@@ -18,7 +18,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root=$stage/$name
 
-cmake --install "$build" --prefix "$root" >/dev/null
+cmake --install "$build" --prefix "$root" --strip >/dev/null
 # Desktop files are for the package; the portable folder carries them for the user to copy.
 mkdir -p "$root/share/clausewright/desktop"
 mv "$root/share/applications/"*.desktop "$root/share/clausewright/desktop/"
