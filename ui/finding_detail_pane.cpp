@@ -160,6 +160,11 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
     }
     html += QStringLiteral("<h4>%1</h4><p style='white-space:pre-wrap'>%2</p>")
                 .arg(tr("Clause text"), finding.text.toHtmlEscaped());
+    if (!finding.suggestedText.isEmpty())
+        html += QStringLiteral("<h4>%1</h4><p style='white-space:pre-wrap'>%2</p>")
+                    .arg(tr("Wording the language model proposes (Export redline… makes it "
+                            "a tracked change)"),
+                        finding.suggestedText.toHtmlEscaped());
     m_body->setHtml(html);
 
     if (m_category->findText(finding.category) < 0)

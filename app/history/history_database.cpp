@@ -245,8 +245,8 @@ Result<void> HistoryDatabase::saveFindings(qint64 reviewId, const QList<Finding>
     SqlStatement insert(m_db,
         "INSERT INTO findings (review_id, idx, clause_index, category, start, end, page, "
         "text, fields, confidence, risk, rule, rationale, source, needs_human_review, "
-        "original_category, original_risk, user_comment) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-        "?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)");
+        "original_category, original_risk, user_comment, suggested_text) VALUES (?1, ?2, ?3, "
+        "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
     for (int i = 0; i < findings.size(); ++i) {
         const Finding& f = findings[i];
         insert.reset();
@@ -265,7 +265,8 @@ Result<void> HistoryDatabase::saveFindings(qint64 reviewId, const QList<Finding>
             .bind(13, f.rationale)
             .bind(14, f.source)
             .bind(15, int(f.needsHumanReview))
-            .bind(18, f.userComment);
+            .bind(18, f.userComment)
+            .bind(19, f.suggestedText);
         if (f.userEdited)
             insert.bind(16, f.originalCategory).bind(17, riskName(f.originalRisk));
         else
@@ -415,7 +416,7 @@ Result<void> HistoryDatabase::loadFindings(qint64 reviewId, Review& review)
     SqlStatement query(m_db,
         "SELECT clause_index, category, start, end, page, text, fields, "
         "confidence, risk, rule, rationale, source, needs_human_review, "
-        "original_category, original_risk, user_comment FROM findings "
+        "original_category, original_risk, user_comment, suggested_text FROM findings "
         "WHERE review_id = ?1 ORDER BY idx");
     query.bind(1, reviewId);
     int rc = SQLITE_ROW;
@@ -439,6 +440,7 @@ Result<void> HistoryDatabase::loadFindings(qint64 reviewId, Review& review)
         f.originalCategory = f.userEdited ? query.text(13) : QString();
         f.originalRisk = f.userEdited ? riskFromName(query.text(14)) : Risk::None;
         f.userComment = query.text(15);
+        f.suggestedText = query.text(16);
         review.findings.append(f);
     }
     if (rc != SQLITE_DONE)

@@ -59,7 +59,7 @@ struct FindingEdit {
 // (the CLI; HistoryStore wraps it on its own worker thread for the GUI).
 class HistoryDatabase {
 public:
-    static constexpr int kSchemaVersion = 5;
+    static constexpr int kSchemaVersion = 6;
 
     // Opens (creating folders and the file when missing) and migrates to kSchemaVersion.
     // The error names the path: unwritable folder, not a database, newer schema, ...

@@ -244,7 +244,12 @@ CREATE TRIGGER test_generations_fts_update AFTER UPDATE ON test_generations BEGI
 END;
 )sql";
 
-static_assert(HistoryDatabase::kSchemaVersion == 5, "add the new version's script here");
+// Version 6: the wording the language model proposed for a finding (the redline's change).
+constexpr const char* kVersion6 = R"sql(
+ALTER TABLE findings ADD COLUMN suggested_text TEXT NOT NULL DEFAULT '';
+)sql";
+
+static_assert(HistoryDatabase::kSchemaVersion == 6, "add the new version's script here");
 
 } // namespace
 
@@ -261,6 +266,8 @@ const char* migrationScript(int version)
         return kVersion4;
     case 5:
         return kVersion5;
+    case 6:
+        return kVersion6;
     default:
         return nullptr;
     }

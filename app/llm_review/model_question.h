@@ -29,6 +29,9 @@ struct ModelQuestion {
     QList<CategoryQuestion> categories;
     QList<int> passageIds; // candidates, best first
     bool fromKeywords = false; // the fast head found none; passages come from a keyword search
+    // Categories whose answer may propose replacement wording for a risky clause: those the
+    // playbook has no wording of its own for (markWordingCategories).
+    QStringList wordingCategories;
 
     QStringList categoryNames() const;
 };
@@ -47,6 +50,7 @@ struct CategoryVerdict {
     QList<int> passageIds;
     Risk risk = Risk::None;
     QJsonObject fields;
+    QString suggestedText; // the replacement wording proposed; empty when none was asked or given
 };
 
 // The parsed answer to one question.

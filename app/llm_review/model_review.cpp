@@ -25,6 +25,7 @@ Result<RenderedPlan> render(generation::TextGenerator& generator, const Document
 {
     RenderedPlan out;
     out.plan = planQuestions(document, clauses, fastFindings, groups, limits);
+    markWordingCategories(out.plan, playbook);
     for (const ModelQuestion& q : out.plan.questions) {
         out.conversations.push_back(questionMessages(document, out.plan, q, playbook));
         auto tokens = generator.promptTokens(out.conversations.back());
@@ -61,6 +62,7 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
     for (const CategoryVerdict& v : answer.verdicts) {
         if (!v.present)
             continue;
+        bool wordingGiven = false;
         for (int id : v.passageIds) {
             const Passage* p = plan.passage(id);
             if (!p)
@@ -87,6 +89,11 @@ QList<Finding> findingsFromAnswer(const Document& document, const QuestionPlan& 
                 f.score = fast->score;
             }
             f.risk = v.risk;
+            // One proposal for the category: it replaces the first passage named, not each.
+            if (v.risk >= Risk::Medium && !v.suggestedText.isEmpty() && !wordingGiven) {
+                f.suggestedText = v.suggestedText;
+                wordingGiven = true;
+            }
             f.rationale = answer.note;
             f.source = QStringLiteral("llm");
             out.append(f);

@@ -12,6 +12,7 @@ namespace cw::llm {
 namespace {
 
 constexpr int kFieldStringMaxChars = 60;
+constexpr const char* kWordingField = "suggested_text";
 
 QString riskWord(Risk risk)
 {
@@ -82,6 +83,13 @@ QString questionText(const ModelQuestion& question, const Playbook& playbook)
         "passages say and how they stand against the firm's position; then under \"answers\", "
         "for each category, \"present\", \"clause_ids\" (the passage numbers holding it), "
         "\"risk\" (low, medium or high against the firm's position) and the fields asked for.");
+    if (!question.wordingCategories.isEmpty())
+        out += QStringLiteral(
+            " Where a clause of %1 is of medium or high risk, add \"%2\": the wording the "
+            "lawyer should propose in place of that clause's text (at most %3 characters); "
+            "leave it out otherwise.")
+                   .arg(question.wordingCategories.join(", "), kWordingField)
+                   .arg(kSuggestedTextMaxChars);
     return out;
 }
 
@@ -93,6 +101,22 @@ nlohmann::ordered_json fieldSchema(const ModelField& field)
 }
 
 } // namespace
+
+void markWordingCategories(QuestionPlan& plan, const Playbook& playbook)
+{
+    for (ModelQuestion& question : plan.questions) {
+        question.wordingCategories.clear();
+        for (const CategoryQuestion& c : question.categories) {
+            bool hasWording = false;
+            for (const PlaybookRule& rule : playbook.rules)
+                hasWording = hasWording
+                    || (rule.category == c.category
+                        && !(rule.preferredText.isEmpty() && rule.fallbackText.isEmpty()));
+            if (!hasWording)
+                question.wordingCategories.append(c.category);
+        }
+    }
+}
 
 std::vector<engine::ChatMessage> questionMessages(const Document& document,
     const QuestionPlan& plan, const ModelQuestion& question, const Playbook& playbook)
@@ -136,6 +160,9 @@ std::string answerSchema(const ModelQuestion& question)
                 fields["properties"][f.name.toStdString()] = fieldSchema(f);
             verdict["properties"]["fields"] = fields;
         }
+        if (question.wordingCategories.contains(c.category))
+            verdict["properties"][kWordingField]
+                = { { "type", "string" }, { "maxLength", kSuggestedTextMaxChars } };
         answers["properties"][c.category.toStdString()] = verdict;
         answers["required"].push_back(c.category.toStdString());
     }
@@ -174,6 +201,8 @@ Result<QuestionAnswer> parseAnswer(const ModelQuestion& question, const std::str
         }
         verdict.risk = riskFromName(v.value("risk").toString());
         verdict.fields = v.value("fields").toObject();
+        if (question.wordingCategories.contains(c.category))
+            verdict.suggestedText = v.value(kWordingField).toString().trimmed();
         answer.verdicts.append(verdict);
     }
     answer.answered = true;

@@ -14,6 +14,12 @@ namespace cw::llm {
 // it streams to the reader before the verdicts, and it is bounded so an answer always ends.
 inline constexpr const char* kNoteField = "rationale";
 inline constexpr int kNoteMaxChars = 240;
+// The longest replacement wording an answer may propose (about 80 tokens).
+inline constexpr int kSuggestedTextMaxChars = 320;
+
+// Sets each question's wordingCategories: its categories for which no playbook rule has
+// preferred or fallback wording, so the model proposes wording only where the firm has none.
+void markWordingCategories(QuestionPlan& plan, const Playbook& playbook);
 
 // The conversation of one question: a system message, then a user message that starts with
 // the contract's passages (the same text for every question, so the questions share that
@@ -26,7 +32,9 @@ std::vector<engine::ChatMessage> questionMessages(const Document& document,
 // The JSON schema of the answer to `question`:
 //   {"rationale": string (1..240 chars),
 //    "answers": {"<category>": {"present": bool, "clause_ids": [passage ids of the question],
-//                               "risk": "low"|"medium"|"high", "fields": {...}}, ...}}
+//                               "risk": "low"|"medium"|"high", "fields": {...},
+//                               "suggested_text": string (optional, wordingCategories only)},
+//                ...}}
 // clause_ids may only name the question's candidate passages.
 std::string answerSchema(const ModelQuestion& question);
 

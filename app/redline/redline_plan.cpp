@@ -36,13 +36,18 @@ QList<RedlineEdit> planRedline(const Review& review, const Playbook& playbook)
 {
     QList<RedlineEdit> edits;
     for (const Finding& f : review.findings) {
-        if (f.ruleId.isEmpty() || f.end <= f.start || f.end > review.document.text.size())
+        if (f.end <= f.start || f.end > review.document.text.size())
             continue;
-        const PlaybookRule* rule = ruleOf(playbook, f.ruleId);
-        if (!rule)
+        const PlaybookRule* rule = f.ruleId.isEmpty() ? nullptr : ruleOf(playbook, f.ruleId);
+        const bool modelWording = f.risk >= Risk::Medium && !f.suggestedText.isEmpty();
+        if (!rule && !modelWording)
             continue;
-        const QString wording
-            = rule->preferredText.isEmpty() ? rule->fallbackText : rule->preferredText;
+        QString wording;
+        if (rule)
+            wording = rule->preferredText.isEmpty() ? rule->fallbackText : rule->preferredText;
+        const bool fromModel = wording.isEmpty() && modelWording;
+        if (fromModel)
+            wording = f.suggestedText;
         if (wording.isEmpty() && f.risk < Risk::Medium)
             continue;
         RedlineEdit edit;
@@ -51,11 +56,19 @@ QList<RedlineEdit> planRedline(const Review& review, const Playbook& playbook)
         edit.replacement = wording;
         edit.category = f.category;
         edit.risk = f.risk;
-        edit.comment = QStringLiteral("%1 (%2, playbook rule %3): %4.")
-                           .arg(riskWord(f.risk), f.category, rule->id, rule->message);
+        if (rule)
+            edit.comment = QStringLiteral("%1 (%2, playbook rule %3): %4.")
+                               .arg(riskWord(f.risk), f.category, rule->id, rule->message);
+        else
+            edit.comment = QStringLiteral("%1 (%2, the language model's judgement): %3")
+                               .arg(riskWord(f.risk), f.category, f.rationale);
         if (!f.userComment.isEmpty())
             edit.comment += QStringLiteral(" Reviewer's note: %1").arg(f.userComment);
-        if (!rule->preferredText.isEmpty() && !rule->fallbackText.isEmpty())
+        if (fromModel)
+            edit.comment += QStringLiteral(" The wording was proposed by the language model, "
+                                           "not taken from the playbook: check it before "
+                                           "accepting the change.");
+        else if (rule && !rule->preferredText.isEmpty() && !rule->fallbackText.isEmpty())
             edit.comment += QStringLiteral(" Fallback position: %1").arg(rule->fallbackText);
         else if (wording.isEmpty())
             edit.comment += QStringLiteral(" The playbook has no wording for this position.");

@@ -24,6 +24,9 @@ struct RedlineEdit {
 // - a finding whose playbook rule (Finding::ruleId) has preferred_text is replaced by it (by
 //   fallback_text where the rule has only that); its comment gives the risk, the rule's reason
 //   and the fallback position;
+// - a finding of medium or high risk whose rule has no wording (or that no rule set) and for
+//   which the language model proposed wording (Finding::suggestedText) is replaced by that,
+//   its comment saying the wording is the model's, to check;
 // - a finding of medium or high risk whose rule has no wording gets the comment alone;
 // - a replacement that overlaps an earlier one is not made twice: its wording goes into its
 //   comment instead, which says so.

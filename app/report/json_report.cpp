@@ -93,8 +93,11 @@ QJsonObject findingJson(const Finding& finding, const OffsetConverter& offsets)
         { "text", finding.text }, { "fields", finding.fields },
         { "confidence", finding.confidence ? QJsonValue(*finding.confidence) : QJsonValue() },
         { "risk", riskName(finding.risk) }, { "rule", finding.ruleId },
-        { "rationale", finding.rationale }, { "source", finding.source },
-        { "needs_human_review", finding.needsHumanReview }, { "user_edit", edit } };
+        { "rationale", finding.rationale },
+        { "suggested_text",
+            finding.suggestedText.isEmpty() ? QJsonValue() : QJsonValue(finding.suggestedText) },
+        { "source", finding.source }, { "needs_human_review", finding.needsHumanReview },
+        { "user_edit", edit } };
 }
 
 } // namespace
@@ -216,6 +219,7 @@ Result<Review> reviewFromJson(const QByteArray& json)
         finding.risk = riskFromName(object.value("risk").toString());
         finding.ruleId = object.value("rule").toString();
         finding.rationale = object.value("rationale").toString();
+        finding.suggestedText = object.value("suggested_text").toString();
         finding.source = object.value("source").toString();
         finding.needsHumanReview = object.value("needs_human_review").toBool();
         const QJsonObject edit = object.value("user_edit").toObject();

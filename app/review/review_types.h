@@ -100,6 +100,9 @@ struct Finding {
     Risk risk = Risk::None;
     QString ruleId; // the playbook rule that set the risk, empty if none fired
     QString rationale; // why: the rule's message or the model's note
+    // Wording the language model proposes in place of the clause's text (a medium or high
+    // risk clause of a category the playbook has no wording for); the redline's tracked change.
+    QString suggestedText;
     QString source; // "fast" or "llm"
     bool needsHumanReview = false; // the fast and LLM heads disagree
     // What the user changed after the review ran.

@@ -146,6 +146,7 @@ void HistoryDatabaseTest::savesAndLoadsEveryField()
         QCOMPARE(a.originalCategory, b.originalCategory);
         QCOMPARE(a.originalRisk, b.originalRisk);
         QCOMPARE(a.userComment, b.userComment);
+        QCOMPARE(a.suggestedText, b.suggestedText);
     }
     QCOMPARE(r.summary.text, original.summary.text);
     QCOMPARE(r.summary.missingCategories, original.summary.missingCategories);

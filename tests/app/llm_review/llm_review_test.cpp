@@ -8,6 +8,7 @@
 #include "app/segment/clause_segmenter.h"
 
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QtTest>
@@ -191,6 +192,75 @@ private slots:
         QVERIFY(QString::fromStdString(cut.error().message).contains("not a JSON object"));
     }
 
+    void modelProposesWordingWhereThePlaybookHasNone()
+    {
+        const Document d = contract();
+        const QList<Clause> clauses = segmentClauses(d);
+        const QList<Finding> fast {
+            fastFinding(d, clauses, "Exclusivity", "exclusively from Supplier"),
+            fastFinding(d, clauses, "Governing Law", "governed by the laws"),
+        };
+        QuestionPlan plan = planQuestions(d, clauses, fast, categoryGroups());
+        Playbook playbook;
+        PlaybookRule law;
+        law.id = "law";
+        law.category = "Governing Law";
+        law.message = "Governing law outside the list";
+        law.preferredText = "This Agreement is governed by the laws of New York.";
+        playbook.rules.append(law);
+        markWordingCategories(plan, playbook);
+        const ModelQuestion* lawQ = questionOf(plan, "Governing Law");
+        const ModelQuestion* exclusiveQ = questionOf(plan, "Exclusivity");
+        QVERIFY(lawQ && exclusiveQ);
+        QVERIFY(!lawQ->wordingCategories.contains("Governing Law"));
+        QVERIFY(exclusiveQ->wordingCategories.contains("Exclusivity"));
+
+        auto verdictSchema = [](const ModelQuestion& q, const QString& category) {
+            const auto schema
+                = QJsonDocument::fromJson(QByteArray::fromStdString(answerSchema(q)));
+            const QJsonObject answers
+                = schema.object().value("properties").toObject().value("answers").toObject();
+            return answers.value("properties").toObject().value(category).toObject();
+        };
+        QVERIFY(!verdictSchema(*lawQ, "Governing Law")["properties"].toObject().contains(
+            "suggested_text"));
+        const QJsonObject exclusive = verdictSchema(*exclusiveQ, "Exclusivity");
+        QCOMPARE(exclusive["properties"]["suggested_text"]["maxLength"].toInt(),
+            kSuggestedTextMaxChars);
+        QVERIFY(!exclusive["required"].toArray().contains("suggested_text")); // optional
+        QVERIFY(answerGrammar(*exclusiveQ).ok());
+        const auto messages = questionMessages(d, plan, *exclusiveQ, playbook);
+        QVERIFY(messages.back().content.find("\"suggested_text\"") != std::string::npos);
+
+        // Two passages named, high risk: the proposal goes on the first one's finding only.
+        QVERIFY(plan.passages.size() >= 2);
+        ModelQuestion asked = *exclusiveQ;
+        const int first = plan.passages[0].id, second = plan.passages[1].id;
+        asked.passageIds = { first, second };
+        QJsonObject verdicts;
+        for (const CategoryQuestion& c : asked.categories)
+            verdicts[c.category] = QJsonObject { { "present", false },
+                { "clause_ids", QJsonArray {} }, { "risk", "low" } };
+        verdicts["Exclusivity"] = QJsonObject { { "present", true },
+            { "clause_ids", QJsonArray { first, second } }, { "risk", "high" },
+            { "suggested_text", "  Customer may buy from others. " } };
+        const QByteArray text = QJsonDocument(QJsonObject {
+            { "rationale", "Exclusive." }, { "answers", verdicts } })
+                                    .toJson(QJsonDocument::Compact);
+        auto parsed = parseAnswer(asked, text.toStdString());
+        QVERIFY2(parsed.ok(), parsed.ok() ? "" : parsed.error().message.c_str());
+        const QList<Finding> found = findingsFromAnswer(d, plan, *parsed, fast);
+        QCOMPARE(found.size(), 2);
+        QCOMPARE(found[0].suggestedText, QString("Customer may buy from others."));
+        QVERIFY(found[1].suggestedText.isEmpty());
+
+        // At low risk nothing is proposed, whatever the answer holds.
+        for (CategoryVerdict& v : parsed->verdicts)
+            v.risk = Risk::Low;
+        for (const Finding& f : findingsFromAnswer(d, plan, *parsed, fast))
+            QVERIFY(f.suggestedText.isEmpty());
+    }
+
     void streamedNoteConcatenatesToTheParsedNote()
     {
         const std::string answer = "{ \"rationale\" : \"Cap of 24 months\\\" fees \\\\ \\n over "
@@ -242,12 +312,12 @@ private slots:
         };
         QuestionAnswer lawA = answerTo(lawQ->id, "Texas law.");
         lawA.verdicts.append({ "Governing Law", true, { passageOf(law) }, Risk::Medium,
-            QJsonObject { { "law", "Texas" } } });
+            QJsonObject { { "law", "Texas" } }, {} });
         QuestionAnswer compA = answerTo(compQ->id, "No exclusivity.");
         for (const CategoryQuestion& c : compQ->categories)
-            compA.verdicts.append({ c.category, false, {}, Risk::Low, {} });
+            compA.verdicts.append({ c.category, false, {}, Risk::Low, {}, {} });
         QuestionAnswer protA = answerTo(protQ->id, "Insurance elsewhere.");
-        protA.verdicts.append({ "Insurance", true, { passageOf(law) }, Risk::Low, {} });
+        protA.verdicts.append({ "Insurance", true, { passageOf(law) }, Risk::Low, {}, {} });
         model.answers = { lawA, compA, protA };
         for (const QuestionAnswer& a : model.answers)
             model.findings.append(findingsFromAnswer(d, model.plan, a, fast));

@@ -250,6 +250,41 @@ private slots:
         QVERIFY(edits[1].comment.contains("already changed for Uncapped Liability"));
         QVERIFY(edits[1].comment.contains(kRenewal));
     }
+
+    void modelWordingFillsOnlyWhereThePlaybookHasNone()
+    {
+        Review review;
+        review.document.text = QStringLiteral("Customer buys only from Supplier. Supplier's "
+                                              "liability is unlimited. Either party may assign.");
+        const QString proposal = QStringLiteral("Customer may buy from any supplier.");
+        // Exclusivity's rule has no wording: the model's proposal becomes the change.
+        Finding exclusive = findingOn(review.document.text, "Exclusivity", "exclusive",
+            Risk::Medium, "Customer buys only from Supplier.");
+        exclusive.suggestedText = proposal;
+        // The playbook's own wording wins over the model's.
+        Finding uncapped = findingOn(review.document.text, "Uncapped Liability", "uncapped",
+            Risk::High, "Supplier's liability is unlimited.");
+        uncapped.suggestedText = QStringLiteral("Liability is capped at one dollar.");
+        // No rule set the risk (the model's judgement): its wording is still proposed...
+        Finding assignment = findingOn(
+            review.document.text, "Anti-Assignment", {}, Risk::High, "Either party may assign.");
+        assignment.rationale = QStringLiteral("Assignment is free.");
+        assignment.suggestedText = QStringLiteral("Neither party may assign without consent.");
+        // ...but not for a low risk.
+        Finding low = assignment;
+        low.risk = Risk::Low;
+        review.findings = { exclusive, uncapped, assignment, low };
+        const QList<RedlineEdit> edits = planRedline(review, playbook());
+        QCOMPARE(edits.size(), 3);
+        QCOMPARE(edits[0].replacement, proposal);
+        QVERIFY(edits[0].comment.contains("proposed by the language model"));
+        QVERIFY(edits[0].comment.contains("playbook rule exclusive"));
+        QCOMPARE(edits[1].replacement, kCap);
+        QVERIFY(!edits[1].comment.contains("language model"));
+        QCOMPARE(edits[2].replacement, assignment.suggestedText);
+        QVERIFY(edits[2].comment.contains("the language model's judgement"));
+        QVERIFY(edits[2].comment.contains("Assignment is free."));
+    }
 };
 
 QTEST_GUILESS_MAIN(RedlineTest)

@@ -161,6 +161,7 @@ void ReportExporterTest::jsonRoundTrips()
         QCOMPARE(back->findings[i].risk, review.findings[i].risk);
         QCOMPARE(back->findings[i].fields, review.findings[i].fields);
         QCOMPARE(back->findings[i].userEdited, review.findings[i].userEdited);
+        QCOMPARE(back->findings[i].suggestedText, review.findings[i].suggestedText);
     }
     QCOMPARE(back->clauses.size(), review.clauses.size());
     QCOMPARE(back->clauses[3].number, QStringLiteral("第三条"));

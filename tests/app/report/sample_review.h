@@ -93,6 +93,7 @@ inline Review sampleReview()
     renewal.ruleId = QStringLiteral("renewal.auto");
     renewal.rationale = QStringLiteral("Automatic renewal with a short notice window.");
     renewal.source = QStringLiteral("llm");
+    renewal.suggestedText = QStringLiteral("This Agreement renews only by written agreement.");
     renewal.needsHumanReview = true;
     renewal.userEdited = true;
     renewal.originalCategory = QStringLiteral("Expiration Date");
