@@ -12,7 +12,8 @@
 # history must still be there. A second fresh copy gets the portable archive, with only what a
 # desktop has (OpenGL, X11, fontconfig), and runs the same from the user's home.
 #
-# BUILD_DIR defaults to build-package, configured Release without tests (`cpack` builds
+# BUILD_DIR defaults to build-package, configured Release with debug symbols (packaged apart
+# as clausewright-dbgsym) and without tests (`cpack` builds
 # everything the build folder builds). Needs root (debootstrap, chroot, mounts) and network
 # for apt. Packages it needs: `CW_WITH_PACKAGING=1 installer/install-deps.sh`.
 # Results (logs, screenshots, the review) go to BUILD_DIR/package-test.
@@ -30,7 +31,8 @@ fail() { echo "FAILED: $*" >&2; exit 1; }
 
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
   step "configure $build"
-  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF >/dev/null
+  cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCW_BUILD_TESTS=OFF \
+    -DCW_DEBUG_SYMBOLS=ON >/dev/null
 fi
 out=$build/package-test
 rm -rf "$out" && mkdir -p "$out"
@@ -41,7 +43,7 @@ cmake --build "$build" -j "${CW_JOBS:-1}" >"$out/build.log"
 rm -rf "$out/deb/_CPack_Packages" # the staged tree: 1.5 GB with the CUDA libraries
 deb=$(ls "$out"/deb/clausewright_*.deb)
 dpkg-deb -I "$deb" | tee "$out/deb-info.txt" | sed -n '/Package:/,/Description:/p'
-ls -l "$deb"
+ls -l "$deb" "$out"/deb/clausewright-dbgsym_*.ddeb
 step "portable archive"
 portable=$("$src/installer/make-portable.sh" "$build" "$out")
 ls -l "$portable"
