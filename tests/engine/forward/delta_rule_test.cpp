@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <gtest/gtest.h>
 #include <random>
-#include <string>
 #include <vector>
 
 namespace ops = cw::kernels::ops;
@@ -212,9 +211,10 @@ double relativeError(const std::vector<float>& a, const std::vector<float>& b)
     return worst / std::max(1.0, maxAbs(b));
 }
 
-// The tolerance: float rounding of sums of a few hundred terms, about 30 times what the vector
-// paths measure (their worst case here is under 1e-6; a wrong decay or a missing term is
-// off by 1e-2 or more).
+// The tolerance: float rounding of sums of a few hundred terms, about 40 times what the vector
+// paths measure (their worst case here is 6.7e-7). Deliberate bugs tried against it (the decode
+// step's decay left out; the last row of each forward-substitution block skipped) fail by
+// 4e-5 to 0.2.
 constexpr double kTolerance = 3e-5;
 
 struct PathRun {
@@ -241,7 +241,7 @@ public:
 
 void expectOutputAndStateMatch(const std::vector<float>& out, const std::vector<float>& refOut,
     const std::vector<float>& state, const std::vector<float>& refState, const Problem& p,
-    const std::string& what, double& worst)
+    const char* what, double& worst)
 {
     for (std::int64_t t = 0; t < p.n; ++t)
         for (std::int64_t d = p.dv; d < p.outStride; ++d)
@@ -269,9 +269,9 @@ TEST(GatedDeltaRule, chunkedMatchesReferenceOnEveryPath)
                 for (Gates gates : { Gates::None, Gates::Ordinary, Gates::Strong })
                     for (int chunk : { 64, 24 }) {
                         Problem p(rng, n, dk, dv, gates);
-                        const std::string what = std::string(run.name) + " n=" + std::to_string(n)
-                            + " dk=" + std::to_string(dk) + " dv=" + std::to_string(dv) + " gates "
-                            + gateName(gates) + " chunk " + std::to_string(chunk);
+                        char what[128];
+                        std::snprintf(what, sizeof what, "%s n=%d dk=%d dv=%d gates %s chunk %d",
+                            run.name, int(n), dk, dv, gateName(gates), chunk);
                         auto refState = p.state, state = p.state;
                         auto refOut = p.freshOut(), out = p.freshOut();
                         referenceChunked(p.q(), p.k(), p.rowStride, p.v(), p.rowStride, p.g.data(),
@@ -297,9 +297,9 @@ TEST(GatedDeltaRule, recurrentMatchesReferenceOnEveryPath)
                      std::pair { 64, 128 }, std::pair { 128, 64 } })
                 for (Gates gates : { Gates::None, Gates::Ordinary, Gates::Strong }) {
                     Problem p(rng, n, dk, dv, gates);
-                    const std::string what = std::string(run.name) + " n=" + std::to_string(n)
-                        + " dk=" + std::to_string(dk) + " dv=" + std::to_string(dv) + " gates "
-                        + gateName(gates);
+                    char what[128];
+                    std::snprintf(what, sizeof what, "%s n=%d dk=%d dv=%d gates %s", run.name,
+                        int(n), dk, dv, gateName(gates));
                     auto refState = p.state, state = p.state;
                     auto refOut = p.freshOut(), out = p.freshOut();
                     referenceRecurrent(p.q(), p.k(), p.rowStride, p.v(), p.rowStride, p.g.data(),
@@ -337,4 +337,30 @@ TEST(GatedDeltaRule, decodeContinuesFromThePromptState)
         double worst = 0.0;
         expectOutputAndStateMatch(out, refOut, state, refState, p, run.name, worst);
     }
+}
+
+// The vector kernels sum the same terms in the same order whatever the register width, so a
+// machine's answer does not depend on whether it has AVX-512.
+TEST(GatedDeltaRule, avx2AndAvx512AgreeBitForBit)
+{
+    if (!quant::cpuSupportsAvx512())
+        GTEST_SKIP() << "no AVX-512 on this CPU";
+    std::mt19937 rng(24);
+    Problem p(rng, 150, 128, 128, Gates::Ordinary);
+    std::vector<float> out[2], state[2];
+    const quant::CpuKernelPath paths[2]
+        = { quant::CpuKernelPath::Avx2, quant::CpuKernelPath::Avx512 };
+    for (int i = 0; i < 2; ++i) {
+        const ForcedPath forced(paths[i]);
+        state[i] = p.state;
+        out[i] = p.freshOut();
+        ops::gatedDeltaRuleChunked(p.q(), p.k(), p.rowStride, p.v(), p.rowStride, p.g.data(),
+            p.beta.data(), p.n - 1, p.dk, p.dv, state[i].data(), out[i].data(), p.outStride);
+        const std::int64_t t = p.n - 1;
+        ops::gatedDeltaRuleRecurrent(p.q() + t * p.rowStride, p.k() + t * p.rowStride, p.rowStride,
+            p.v() + t * p.rowStride, p.rowStride, p.g.data() + t, p.beta.data() + t, 1, p.dk, p.dv,
+            state[i].data(), out[i].data() + t * p.outStride, p.outStride);
+    }
+    EXPECT_EQ(out[0], out[1]);
+    EXPECT_EQ(state[0], state[1]);
 }
