@@ -99,7 +99,7 @@ CW_DELTA_TARGET void tile(float* c, std::int64_t ldc, const float* a, std::int64
     const float* b, std::int64_t ldb, std::int64_t depth, TileStart start, float scale)
 {
     using R = typename V::Reg;
-    constexpr int L = V::kWidth;
+    constexpr std::int64_t L = V::kWidth;
     R acc[MR][NR];
     const R s = V::set1(scale);
 #pragma GCC unroll 8
@@ -372,7 +372,7 @@ CW_DELTA_TARGET void recurrentColumns(const float* q, const float* k, const floa
     float* out)
 {
     using R = typename V::Reg;
-    constexpr int L = V::kWidth;
+    constexpr std::int64_t L = V::kWidth;
     R acc[NB];
 #pragma GCC unroll 8
     for (int b = 0; b < NB; ++b)
