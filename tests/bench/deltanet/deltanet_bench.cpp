@@ -9,7 +9,9 @@
 // Each case runs on every kernel path the CPU has (portable, avx2, avx512). The counter
 // part_per_token is what the decode_bench table's "DeltaNet core" row would get from this
 // kernel alone in a model of 30 DeltaNet layers: time per call * 30 / T (for one head, times
-// 32 heads; one head is timed in CPU time, the pool in wall time).
+// 32 heads; one head is timed in CPU time, the pool in wall time). For the pool, "CPU" is the
+// whole process's CPU time (all threads' work, idle spinning included): on a shared machine
+// it says more than the wall time, which waits for descheduled workers.
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/thread_pool.h"
@@ -164,7 +166,8 @@ int main(int argc, char** argv)
             ->Arg(512)
             ->Arg(4096)
             ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
         benchmark::RegisterBenchmark(("decode/one_head/" + name).c_str(), oneHead, path)
             ->ArgName("T")
             ->Arg(1)
@@ -173,7 +176,8 @@ int main(int argc, char** argv)
             ->ArgName("T")
             ->Arg(1)
             ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
     }
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv))
