@@ -1,6 +1,7 @@
 #include "kernels/cpu/ops/ops.h"
 
 #include "kernels/cpu/ops/attention_avx2.h"
+#include "kernels/cpu/ops/gated_delta_rule_x86.h"
 #include "kernels/cpu/quant/dot.h"
 
 #include <algorithm>
@@ -136,9 +137,13 @@ void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nToke
     }
 }
 
-void gatedDeltaRuleRecurrent(const float* q, const float* k, std::int64_t qkStride, const float* v,
-    std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens, std::int64_t dk,
-    std::int64_t dv, float* state, float* out, std::int64_t outStride)
+namespace {
+
+// The portable gated delta rule: the plain loops the vector versions
+// (gated_delta_rule_x86.h) follow term for term.
+void gatedDeltaRuleRecurrentPortable(const float* q, const float* k, std::int64_t qkStride,
+    const float* v, std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens,
+    std::int64_t dk, std::int64_t dv, float* state, float* out, std::int64_t outStride)
 {
     const float qScale = 1.0f / std::sqrt(float(dk));
     std::vector<float> delta(static_cast<std::size_t>(dv));
@@ -173,9 +178,9 @@ void gatedDeltaRuleRecurrent(const float* q, const float* k, std::int64_t qkStri
     }
 }
 
-void gatedDeltaRuleChunked(const float* q, const float* k, std::int64_t qkStride, const float* v,
-    std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens, std::int64_t dk,
-    std::int64_t dv, float* state, float* out, std::int64_t outStride, int chunk)
+void gatedDeltaRuleChunkedPortable(const float* q, const float* k, std::int64_t qkStride,
+    const float* v, std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens,
+    std::int64_t dk, std::int64_t dv, float* state, float* out, std::int64_t outStride, int chunk)
 {
     const float qScale = 1.0f / std::sqrt(float(dk));
     const std::size_t C = std::size_t(chunk);
@@ -276,6 +281,41 @@ void gatedDeltaRuleChunked(const float* q, const float* k, std::int64_t qkStride
             }
         }
     }
+}
+
+} // namespace
+
+// The vector versions need dk and dv in whole registers (every Qwen3.5/3.6 shape is).
+void gatedDeltaRuleRecurrent(const float* q, const float* k, std::int64_t qkStride, const float* v,
+    std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens, std::int64_t dk,
+    std::int64_t dv, float* state, float* out, std::int64_t outStride)
+{
+    const quant::CpuKernelPath path = quant::activeCpuKernelPath();
+    if (path == quant::CpuKernelPath::Avx512 && dk % 16 == 0 && dv % 16 == 0)
+        gatedDeltaRuleRecurrentAvx512(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride);
+    else if (path != quant::CpuKernelPath::Portable && dk % 8 == 0 && dv % 8 == 0)
+        gatedDeltaRuleRecurrentAvx2(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride);
+    else
+        gatedDeltaRuleRecurrentPortable(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride);
+}
+
+void gatedDeltaRuleChunked(const float* q, const float* k, std::int64_t qkStride, const float* v,
+    std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens, std::int64_t dk,
+    std::int64_t dv, float* state, float* out, std::int64_t outStride, int chunk)
+{
+    const quant::CpuKernelPath path = quant::activeCpuKernelPath();
+    if (path == quant::CpuKernelPath::Avx512 && dk % 16 == 0 && dv % 16 == 0)
+        gatedDeltaRuleChunkedAvx512(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride, chunk);
+    else if (path != quant::CpuKernelPath::Portable && dk % 8 == 0 && dv % 8 == 0)
+        gatedDeltaRuleChunkedAvx2(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride, chunk);
+    else
+        gatedDeltaRuleChunkedPortable(
+            q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride, chunk);
 }
 
 namespace {

@@ -52,6 +52,8 @@ void gatedDeltaRuleRecurrent(const float* q, const float* k, std::int64_t qkStri
 
 // The same result computed chunk-wise (chunks of `chunk` tokens, the WY/UT form of
 // transformers' torch_chunk_gated_delta_rule): fewer passes over the state for prefill.
+// Both run on AVX-512 or AVX2/FMA when the CPU has them and dk and dv fill whole registers
+// (gated_delta_rule_x86.h: the same sums, each multiply-add rounded once), else portable loops.
 void gatedDeltaRuleChunked(const float* q, const float* k, std::int64_t qkStride, const float* v,
     std::int64_t vStride, const float* g, const float* beta, std::int64_t nTokens, std::int64_t dk,
     std::int64_t dv, float* state, float* out, std::int64_t outStride, int chunk = 64);
