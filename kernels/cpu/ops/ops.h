@@ -37,7 +37,9 @@ void topK(const float* x, std::int64_t n, int k, int* index, float* value);
 // with kernel w[c*kernel .. c*kernel+kernel) and state the previous kernel-1 inputs
 // (state[c*(kernel-1) + j], oldest first):
 // out[t][c] = silu(sum_i w[c][i] * in[t - (kernel-1) + i][c]). in/out are [nTokens][channels]
-// with row strides inStride/outStride. The state is updated to the last kernel-1 inputs.
+// with row strides inStride/outStride; out must not overlap in (the vector versions read
+// earlier input rows after writing earlier output rows). The state is updated to the last
+// kernel-1 inputs.
 // Runs on AVX-512 or AVX2/FMA when the CPU has them and kernel is 2-4 (delta_net_rows_x86.h:
 // the same sums, each multiply-add rounded once, exp a polynomial), else portable loops.
 void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nTokens,
