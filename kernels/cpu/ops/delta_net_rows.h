@@ -6,9 +6,11 @@
 // here is internal to each of them as the delta rule is. V also provides div(a, b) (IEEE,
 // correctly rounded) and, for the norm's double sum, DReg, dzero, addSquares and dsum.
 //
-// Both follow the portable loops of ops.cpp operation for operation; each multiply-add rounds
-// once and exp is the polynomial vexp (about 1 ulp). Channels past the last whole register
-// run in a zero-padded register, so the answer does not depend on the register width.
+// Both follow the portable loops of ops.cpp operation for operation, rounding for rounding:
+// the convolution multiplies and adds apart, not in FMAs (see convTile), and the norm's squares
+// are exact in double. Only exp differs: the polynomial vexp (about 1 ulp). Channels past the last
+// whole register run in a zero-padded register, so the answer does not depend on the register
+// width.
 
 #include "kernels/cpu/ops/gated_delta_rule_tiles.h"
 
@@ -39,8 +41,13 @@ constexpr std::int64_t kConvTile = 512;
 constexpr std::int64_t kPrefetchRows = 4;
 
 // causalConv1dSilu (ops.h) on one tile of nc <= kConvTile channels, kernel K. Token by
-// token, every register of channels: acc = w0 x[t-K+1]; acc = fma(w_i, x[t-K+1+i], acc) in
-// tap order; out = silu(acc). Inputs before the first token come from the carried state.
+// token, every register of channels: acc = w0 x[t-K+1]; acc = acc + w_i x[t-K+1+i] in tap
+// order; out = silu(acc). The products and sums are rounded apart, as the scalar loop does:
+// with FMAs every output moved by an ulp or so, and on the tiny k-quant model
+// (engine_k_quant_products) that moved enough activations across 8-bit rounding boundaries
+// to flip decode-against-prefill and portable-against-SIMD checks; the FMA saves nothing
+// measurable here (the loop waits on memory and the SiLU's division). Inputs before the first token
+// come from the carried state.
 template <class V, int K>
 CW_DELTA_TARGET void convTile(const float* in, std::int64_t inStride, std::int64_t nTokens,
     std::int64_t nc, const float* w, float* state, float* out, std::int64_t outStride)
@@ -74,7 +81,7 @@ CW_DELTA_TARGET void convTile(const float* in, std::int64_t inStride, std::int64
             typename V::Reg acc = V::mul(V::load(wt + c), V::load(x[0] + c));
 #pragma GCC unroll 8
             for (int i = 1; i < K; ++i)
-                acc = V::fma(V::load(wt + i * S + c), V::load(x[i] + c), acc);
+                acc = V::add(acc, V::mul(V::load(wt + i * S + c), V::load(x[i] + c)));
             V::store(o + c, vsilu<V>(acc));
         }
         if (c < nc) {
@@ -88,7 +95,7 @@ CW_DELTA_TARGET void convTile(const float* in, std::int64_t inStride, std::int64
                 }
             typename V::Reg acc = V::mul(V::load(wtail[0]), V::load(tap[0]));
             for (int i = 1; i < K; ++i)
-                acc = V::fma(V::load(wtail[i]), V::load(tap[i]), acc);
+                acc = V::add(acc, V::mul(V::load(wtail[i]), V::load(tap[i])));
             V::store(result, vsilu<V>(acc));
             std::copy(result, result + (nc - c), o + c);
         }

@@ -41,7 +41,7 @@ void topK(const float* x, std::int64_t n, int k, int* index, float* value);
 // earlier input rows after writing earlier output rows). The state is updated to the last
 // kernel-1 inputs.
 // Runs on AVX-512 or AVX2/FMA when the CPU has them and kernel is 2-4 (delta_net_rows_x86.h:
-// the same sums, each multiply-add rounded once, exp a polynomial), else portable loops.
+// the same sums rounded the same way, exp a polynomial), else portable loops.
 void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nTokens,
     std::int64_t channels, const float* w, int kernel, float* state, float* out,
     std::int64_t outStride);

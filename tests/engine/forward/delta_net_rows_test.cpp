@@ -100,8 +100,9 @@ struct ConvProblem {
     }
 };
 
-// |out - ref| <= 1e-5 max(1, |ref|) per value (the vector paths round each multiply-add once
-// and use a polynomial exp: a few 1e-7 here); guards untouched; states equal exactly (copies).
+// |out - ref| <= 1e-5 max(1, |ref|) per value (the reference sums in double; the vector paths
+// differ from the portable ones only by their polynomial exp: a few 1e-7 here); guards untouched;
+// states equal exactly (copies).
 void expectConvMatch(const std::vector<float>& out, const std::vector<float>& ref,
     const std::vector<float>& state, const std::vector<float>& refState, const ConvProblem& p,
     const char* what, double& worst)
