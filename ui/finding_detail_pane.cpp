@@ -129,7 +129,8 @@ void FindingDetailPane::showFinding(const cw::Review* review, int findingIndex)
     html += QStringLiteral(
         "<p><span style='background:%1;color:white;padding:2px 6px;'>&nbsp;%2&nbsp;</span>")
                 .arg(color, FindingsTableModel::riskLabel(finding.risk).toHtmlEscaped());
-    html += tr(" &nbsp;page %1").arg(finding.page);
+    if (finding.page > 0)
+        html += tr(" &nbsp;page %1").arg(finding.page);
     if (finding.confidence)
         html += tr(" · confidence %1 %").arg(qRound(*finding.confidence * 100));
     html += QStringLiteral(" · %1").arg(

@@ -108,7 +108,10 @@ QVariant FindingsTableModel::data(const QModelIndex& index, int role) const
             return finding.category;
         break;
     case PageColumn:
-        if (role == Qt::DisplayRole || role == SortRole)
+        // A text or DOCX file without page breaks has no page: "-", as the reports say.
+        if (role == Qt::DisplayRole)
+            return finding.page > 0 ? QVariant(finding.page) : QVariant(QStringLiteral("-"));
+        if (role == SortRole)
             return finding.page;
         if (role == Qt::TextAlignmentRole)
             return int(Qt::AlignRight | Qt::AlignVCenter);

@@ -92,7 +92,9 @@ QVariant HistoryListModel::data(const QModelIndex& index, int role) const
     case DateColumn:
         return QLocale().toString(entry.createdAt.toLocalTime(), QLocale::ShortFormat);
     case PagesColumn:
-        return m_searchMode ? QVariant() : QVariant(entry.pageCount);
+        if (m_searchMode)
+            return {};
+        return entry.pageCount > 0 ? QVariant(entry.pageCount) : QVariant(QStringLiteral("-"));
     case FindingsColumn:
         return m_searchMode ? QVariant(m_snippets.value(index.row()))
                             : QVariant(entry.findingCount);

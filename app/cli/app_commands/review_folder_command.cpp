@@ -5,6 +5,7 @@
 // stops cleanly (what was reviewed stays in the history) and a second run resumes from the
 // history by content hash.
 #include "app/cli/cli_command.h"
+#include "app/cli/cli_usage.h"
 #include "app/folder_review/folder_review.h"
 #include "app/folder_review/review_table.h"
 #include "app/history/history_database.h"
@@ -37,6 +38,7 @@ QString clock(qint64 ms)
 int runReviewFolder(std::span<char*> args)
 {
     CLI::App app { "Review every contract in a folder into one table", "review-folder" };
+    cw::cli::showDefaultsInHelp(app);
     std::string folder, out, playbook, db;
     int jobs = 0;
     std::vector<std::string> pluginFolders;
@@ -55,7 +57,7 @@ int runReviewFolder(std::span<char*> args)
     try {
         app.parse(int(args.size()), args.data());
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return cw::cli::usageExit(app, e);
     }
     const QString outPath = QString::fromStdString(out);
     const QString suffix = QFileInfo(outPath).suffix().toLower();

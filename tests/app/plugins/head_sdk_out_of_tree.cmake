@@ -47,8 +47,9 @@ run("listing heads" ${CLI} heads --plugins ${work}/build)
 if(NOT run_output MATCHES "\"id\": \"keyword_head\"")
   fail("clausewright-cli heads does not list keyword_head:\n${run_output}")
 endif()
+# --no-save: the test must not write into the user's own history.
 run("reviewing with the example head" ${CLI} review ${work}/src/contract.txt --text-only
-    --plugins ${work}/build --format json)
+    --plugins ${work}/build --format json --no-save)
 if(NOT run_output MATCHES "\"id\": *\"keyword_head\"")
   fail("the review did not run keyword_head:\n${run_output}")
 endif()

@@ -23,6 +23,7 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QTextBrowser>
 #include <QTest>
 #include <qcoro/qcorotask.h>
 
@@ -185,6 +186,37 @@ private slots:
             QVERIFY(!combo->isEnabled());
         }
         saveScreenshot(view->detailPane(), QStringLiteral("detail-pane-cleared.png"));
+    }
+
+    void aTextContractShowsNoPageZero()
+    {
+        // TXT and DOCX without page breaks have no pages: the table says "-", as the reports
+        // do, and the detail pane names no page.
+        cw::ui::ReviewView* view = m_window->reviewView();
+        cw::Review text;
+        text.document.path = m_dir.filePath(QStringLiteral("plain.txt"));
+        text.document.format = cw::DocumentFormat::PlainText;
+        text.document.text = QStringLiteral("This Agreement is governed by the laws of Delaware.");
+        cw::Finding finding;
+        finding.category = QStringLiteral("Governing Law");
+        finding.risk = cw::Risk::Low;
+        finding.page = 0;
+        text.findings.append(finding);
+        view->setReview(text);
+        QAbstractItemModel* model = view->table()->model();
+        QCOMPARE(model->rowCount(), 1);
+        int pageColumn = -1;
+        for (int c = 0; c < model->columnCount(); ++c) {
+            if (model->headerData(c, Qt::Horizontal).toString() == QLatin1String("Page"))
+                pageColumn = c;
+        }
+        QVERIFY(pageColumn >= 0);
+        QCOMPARE(model->index(0, pageColumn).data().toString(), QStringLiteral("-"));
+        view->selectFinding(0);
+        auto* body = view->detailPane()->findChild<QTextBrowser*>();
+        QVERIFY(body);
+        QVERIFY2(!body->toPlainText().contains(QLatin1String("page 0")),
+            qPrintable(body->toPlainText()));
     }
 
     void reopenedReviewNamesItsContractInTheTitle()

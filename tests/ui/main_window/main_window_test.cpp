@@ -23,6 +23,7 @@
 #include <QDir>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QLineEdit>
 #include <QFileInfo>
 #include <QInputDialog>
 #include <QLabel>
@@ -265,7 +266,11 @@ private slots:
             if (!dialog || !dialog->isVisible())
                 return;
             answer.stop();
-            dialog->selectFile(path);
+            // Typed into the name field, as a user does: selectFile() on the widget dialog
+            // leaves the field showing the suggested name, which accept() then returns.
+            auto* name = dialog->findChild<QLineEdit*>(QStringLiteral("fileNameEdit"));
+            QVERIFY(name);
+            name->setText(path);
             static_cast<QDialog*>(dialog)->accept(); // public in QDialog
             answered = true;
         });
