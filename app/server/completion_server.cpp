@@ -9,6 +9,7 @@
 #include "app/server/server_log.h"
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <chrono>
 #include <httplib.h>
 
@@ -40,9 +41,18 @@ std::string hostName(const std::string& hostHeader)
     return host;
 }
 
+// "localhost" or a loopback address written as an address: 127.0.0.1 to 127.255.255.255, ::1.
+// A name that only starts like one ("127.attacker.example") is a name like any other, which
+// DNS rebinding can point here.
 bool isLoopbackName(const std::string& host)
 {
-    return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+    if (host == "localhost")
+        return true;
+    in_addr v4 {};
+    if (::inet_pton(AF_INET, host.c_str(), &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    in6_addr v6 {};
+    return ::inet_pton(AF_INET6, host.c_str(), &v6) == 1 && IN6_IS_ADDR_LOOPBACK(&v6);
 }
 
 // "http://host:port" of an Origin value, lower case and without a trailing slash.

@@ -282,6 +282,17 @@ private:
                 fail(ptr + "/" + k, "this keyword is not supported");
                 return "";
             }
+        // Bounds are enforced by the typed rules below; beside a reference, a constant, an
+        // enum or alternatives, or without a type, they would be accepted and ignored.
+        for (const char* combinator : { "$ref", "const", "enum", "anyOf", "oneOf", "allOf" })
+            if (s.contains(combinator)) {
+                if (!refuseUnenforcedBounds(s, ptr, std::string("beside '") + combinator + "'"))
+                    return "";
+                break;
+            }
+        if (!s.contains("type")
+            && !refuseUnenforcedBounds(s, ptr, "without a \"type\"", s.contains("items")))
+            return "";
         if (s.contains("$ref"))
             return reference(s.at("$ref"), ptr + "/$ref", depth);
         if (s.contains("const"))
@@ -343,6 +354,24 @@ private:
             return "";
         }
         return typed(type.get<std::string>(), s, ptr, hint, depth);
+    }
+
+    // Fails naming the first bound in `s` that `where` leaves unenforced (minItems/maxItems are
+    // enforced where the schema reads as an array). False when one was found.
+    bool refuseUnenforcedBounds(
+        const Json& s, const std::string& ptr, const std::string& where, bool itemsEnforced = false)
+    {
+        for (const char* k : { "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                 "minLength", "maxLength", "minItems", "maxItems" }) {
+            const bool itemCount = k[3] == 'I'; // minItems, maxItems
+            if (s.contains(k) && !(itemCount && itemsEnforced)) {
+                fail(ptr + "/" + k,
+                    std::string("'") + k + "' " + where
+                        + " cannot be enforced; give it in a schema with a \"type\"");
+                return false;
+            }
+        }
+        return true;
     }
 
     std::string typed(const std::string& type, const Json& s, const std::string& ptr,

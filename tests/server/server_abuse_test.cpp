@@ -464,6 +464,15 @@ TEST(ServerOriginTest, pagesFromOtherOriginsAndRebindingNamesAreRefused)
     reply = exchangeOn(withHeaders("evil.example:" + std::to_string(port), ""));
     EXPECT_EQ(statusOf(reply), 403);
     EXPECT_EQ(json::parse(bodyOf(reply))["error"]["code"], "host_not_allowed");
+    // A name that only begins like a loopback address is a name DNS can rebind.
+    reply = exchangeOn(withHeaders("127.attacker.example:" + std::to_string(port), ""));
+    EXPECT_EQ(statusOf(reply), 403);
+    EXPECT_EQ(json::parse(bodyOf(reply))["error"]["code"], "host_not_allowed");
+    reply = exchangeOn("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1.nip.example\r\nConnection: "
+                       "close\r\n\r\n");
+    EXPECT_EQ(statusOf(reply), 403);
+    EXPECT_EQ(statusOf(exchangeOn(withHeaders("127.0.0.2:" + std::to_string(port), ""))), 200);
+    EXPECT_EQ(statusOf(exchangeOn(withHeaders("[::1]:" + std::to_string(port), ""))), 200);
     EXPECT_EQ(statusOf(exchangeOn(withHeaders(self, ""))), 200);
     EXPECT_EQ(statusOf(exchangeOn(withHeaders("localhost:" + std::to_string(port),
                   "Origin: http://localhost:" + std::to_string(port) + "\r\n"))),

@@ -182,6 +182,21 @@ TEST(JsonSchemaGrammar, refusesWhatItCannotEnforceAndOversizedSchemas)
         "range cannot be");
     EXPECT_EQ(message(R"({"type":"integer","minimum":5,"maximum":4})"),
         "JSON schema at '#': no integer lies within its minimum and maximum");
+    // Bounds where the grammar would not apply them: without a type, beside enum/const/anyOf.
+    EXPECT_EQ(message(R"({"minimum":0,"maximum":5})"),
+        "JSON schema at '#/minimum': 'minimum' without a \"type\" cannot be enforced; give it in "
+        "a schema with a \"type\"");
+    EXPECT_EQ(message(R"({"enum":[1,2,70],"maximum":5})"),
+        "JSON schema at '#/maximum': 'maximum' beside 'enum' cannot be enforced; give it in a "
+        "schema with a \"type\"");
+    EXPECT_NE(message(R"({"anyOf":[{"type":"string"}],"maxLength":3})").find("beside 'anyOf'"),
+        std::string::npos);
+    EXPECT_NE(message(R"({"properties":{"a":{"type":"integer","minimum":0}},"minimum":1})")
+                  .find("'#/minimum'"),
+        std::string::npos);
+    // ... and where they are applied they are kept.
+    EXPECT_EQ(message(R"({"items":{"type":"integer"},"minItems":1})"), "accepted");
+    EXPECT_EQ(message(R"({"type":["integer","null"],"minimum":0})"), "accepted");
     EXPECT_EQ(message(R"({"type":"array","uniqueItems":true})"),
         "JSON schema at '#/uniqueItems': this keyword is not supported");
     EXPECT_EQ(message(R"({"type":"string","format":"date"})"),
