@@ -18,8 +18,8 @@ struct JsonLimits {
     std::size_t maxDepth = 64; // objects and arrays inside one another
 };
 
-// Errors: "not valid JSON: <nlohmann's words>", "nested more than 64 levels deep (at byte N)"
-// or "has the key 'k' twice in one object".
+// Errors, to follow the field's name: "is not valid JSON: <nlohmann's words, with the byte
+// index>", "is nested more than 64 levels deep" or "has the key 'k' twice in one object".
 Result<nlohmann::ordered_json> parseBoundedJson(std::string_view text, JsonLimits limits = {});
 
 } // namespace cw
