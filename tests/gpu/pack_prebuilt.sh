@@ -13,7 +13,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=build-cuda-eng
 mkdir -p .device-carry/bin
-files=("$build/app/clausewright-cli")
+# The programs load the engine from libcw_engine.so, found through their RUNPATH (this build
+# folder under /work/main, which the device script points at the checkout).
+files=("$build/app/clausewright-cli" "$build/engine/libcw_engine.so")
 [[ -x $build/tests/gpu/geometry/geometry_check ]] && files+=("$build/tests/gpu/geometry/geometry_check")
 while IFS= read -r f; do files+=("$f"); done < <(find "$build/tests/gpu" -type f -executable -name 'gpu_*' ! -name '*_bench')
 tar cf - "${files[@]}" | xz -T2 -6 >.device-carry/bin/engine.tar.xz

@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -26,6 +26,11 @@
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over short batched generates (3 and 12
 # sequences) on the tiny Qwen3.6 preset.
+# "appbench" measures the product's own paths on cuda:0 (tests/gpu/pack_app_bench.sh packs them,
+# with the Qt runtime this machine lacks, into .device-carry/app): the desktop review's LLM pass
+# in-process on the sample and the longest CUAD contract, the same review's requests through
+# clausewright-server, one stream's and 32 streams' decode rate through the server, and bench's
+# b1 and b32 beside them from the same binary, as JSON lines in $OUT/appbench.jsonl.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -174,6 +179,50 @@ if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=v
     done
   done
 fi
+if has appbench; then
+  A=/tmp/app
+  mkdir -p $A && tar xJf .device-carry/app/app-bench.tar.xz -C $A || exit 1
+  [[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; } # paths compiled in
+  export LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH
+  if [[ ! -f $M ]]; then
+    [[ -n "$synth_pid" ]] && wait $synth_pid
+    [[ -f $M ]] || { mkdir -p /tmp/models; $A/bin/clausewright-cli synth --preset qwen3.6-35b-a3b \
+      --quant q4_k_m --out $M >/dev/null 2>>"$L/synth.err"; }
+  fi
+  R="$OUT/appbench.jsonl"
+  : >"$R"
+  for c in sample longest; do
+    [[ -f $A/contracts/$c.pdf ]] || continue
+    timeout 180 $A/bin/bench_llm_review $M $A/contracts/$c.pdf 0 --device cuda:0 \
+      --json /tmp/lr-$c.json >>"$L/appbench.log" 2>&1; echo "review $c in-process exit $?"
+    cat /tmp/lr-$c.json >>"$R" 2>/dev/null
+  done
+  $A/bin/clausewright-server --model $M --device cuda:0 --parallel 32 --port 8642 \
+    >"$L/appbench_server.log" 2>&1 &
+  server_pid=$!
+  for i in $(seq 1 240); do
+    curl -sf http://127.0.0.1:8642/health >/dev/null 2>&1 && break; sleep 0.5
+  done
+  for c in sample longest; do
+    [[ -f $A/contracts/$c.pdf ]] || continue
+    timeout 180 $A/bin/bench_llm_review $M $A/contracts/$c.pdf --server http://127.0.0.1:8642 \
+      --json /tmp/lrs-$c.json >>"$L/appbench.log" 2>&1; echo "review $c through the server exit $?"
+    cat /tmp/lrs-$c.json >>"$R" 2>/dev/null
+  done
+  for clients in 1 32; do
+    timeout 120 $A/bin/bench_server_load --url http://127.0.0.1:8642 --clients $clients \
+      --requests $(( clients * 2 )) --max-tokens 256 >/tmp/load-$clients.json 2>>"$L/appbench.log"
+    python3 -c 'import json, sys; print(json.dumps({"path": "server_load", **json.load(open(sys.argv[1]))}))' \
+      /tmp/load-$clients.json >>"$R" 2>>"$L/appbench.log"
+  done
+  kill $server_pid; wait $server_pid 2>/dev/null
+  for args in "--prompt-tokens 512 --gen-tokens 256 --batch 1 --repeat 2" \
+      "--prompt-tokens 512 --gen-tokens 128 --batch 32 --repeat 2"; do
+    timeout 90 $A/bin/clausewright-cli bench --model $M --device cuda:0 $args 2>>"$L/appbench.log" \
+      | tail -1 >>"$R"
+  done
+  cat "$R"
+fi
 if has bf16ref; then
   timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
     2>"$L/bf16_reference.err" || tail -5 "$L/bf16_reference.err"
@@ -185,7 +234,7 @@ if has peer; then
   grep -q "build exit 0" "$L/peer_build.log" || grep -E "CMake Error|error" "$L/peer_build.log" | head -10
   # The same geometry as ours: 512-token prompt then 64 decoded, an 8,192-token prompt, and 32
   # sequences of a 512-token prompt decoding 16 each.
-  timeout 240 $P/build/bin/llama-bench -m $M -ngl 99 -fa on -p 512,8192 -n 64 -r 3 -o md \
+  timeout 240 $P/build/bin/llama-bench -m $M -ngl 99 -fa on -ub 2048 -p 512,8192 -n 64 -r 3 -o md \
     2>"$L/peer_bench.err" | tee "$OUT/peer_bench.md"
   timeout 120 $P/build/bin/llama-batched-bench -m $M -ngl 99 -fa on -c 17408 -b 2048 -ub 512 \
     -npp 512 -ntg 16 -npl 1,32 >"$L/peer_batched.log" 2>&1
