@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -31,6 +31,9 @@
 # in-process on the sample and the longest CUAD contract, the same review's requests through
 # clausewright-server, one stream's and 32 streams' decode rate through the server, and bench's
 # b1 and b32 beside them from the same binary, as JSON lines in $OUT/appbench.jsonl.
+# "abuse" runs issue 36's abuse benchmark at its scale (200 honest streaming clients, then the same
+# beside 100 slowloris and 10 oversized-body clients) on this machine's CPU with the tiny model,
+# where the attackers do not share two cores with the server; JSON in $OUT/abuse.json.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -222,6 +225,16 @@ if has appbench; then
       | tail -1 >>"$R"
   done
   cat "$R"
+fi
+if has abuse; then # issue 36's load at its own scale, on this machine's 16 cores (CPU, tiny model)
+  A=/tmp/app
+  [[ -x $A/bin/bench_server_load ]] || { mkdir -p $A && tar xJf .device-carry/app/app-bench.tar.xz -C $A; }
+  [[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+  LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH timeout 300 $A/bin/bench_server_load \
+    --model tests/data/golden/models/qwen3_moe_a --threads 8 --parallel 32 --clients 200 \
+    --requests 4000 --max-tokens 32 --slowloris 100 --oversized 10 --oversized-mibps 8 \
+    >"$OUT/abuse.json" 2>"$L/abuse.log"
+  echo "abuse benchmark exit $?"; cat "$OUT/abuse.json"
 fi
 if has bf16ref; then
   timeout 200 python3 tests/golden/bf16_reference_error.py --json "$OUT/bf16_reference.json" \
