@@ -90,6 +90,67 @@ std::string ownCgroupDir(bool v2)
     return {};
 }
 
+bool listsMemory(const std::string& controllers)
+{
+    std::istringstream words(controllers);
+    std::string word;
+    while (words >> word) {
+        if (word == "memory")
+            return true;
+    }
+    return false;
+}
+
+// cgroup v2 allows controllers for a group's children only where the group itself holds no
+// process ("no internal processes"), so a desktop session's own cgroup (a delegated scope
+// such as app-clausewright-1234.scope, owned by the user) never has memory in its
+// subtree_control while the app runs in it. Where this process is alone in its cgroup and
+// may write it, it moves into a leaf of its own ("cw-app") and enables the memory
+// controller for that leaf's siblings, the runs' groups. Anything else (another process
+// beside it, as in a terminal's scope; a group it does not own; no memory controller
+// offered) leaves everything as it was and returns false.
+bool enableMemoryForSiblingsOfALeaf(const std::string& own)
+{
+    if (!listsMemory(readText(own + "/cgroup.controllers")))
+        return false;
+    std::istringstream members(readText(own + "/cgroup.procs"));
+    long pid = 0;
+    while (members >> pid) {
+        if (pid != long(::getpid()))
+            return false;
+    }
+    const std::string leaf = own + "/cw-app";
+    if (::mkdir(leaf.c_str(), 0755) != 0 && errno != EEXIST)
+        return false;
+    const std::string self = std::to_string(::getpid());
+    if (!writeText(leaf + "/cgroup.procs", self)) {
+        ::rmdir(leaf.c_str());
+        return false;
+    }
+    if (!writeText(own + "/cgroup.subtree_control", "+memory")) {
+        writeText(own + "/cgroup.procs", self); // back where it was
+        ::rmdir(leaf.c_str());
+        return false;
+    }
+    return true;
+}
+
+// The cgroup v2 folder under which runs' groups can have a memory limit, or "": our own
+// cgroup where the controller is already enabled for its children, else our own cgroup made
+// so by moving into a leaf (once per process: the move is not undone while it runs).
+const std::string& cgroupV2ParentForRuns()
+{
+    static const std::string parent = [] {
+        const std::string own = ownCgroupDir(true);
+        if (own.empty())
+            return std::string();
+        if (listsMemory(readText(own + "/cgroup.subtree_control")))
+            return own;
+        return enableMemoryForSiblingsOfALeaf(own) ? own : std::string();
+    }();
+    return parent;
+}
+
 } // namespace
 
 SandboxMemoryGroup::SandboxMemoryGroup(std::string dir, std::string kind, int procs)
@@ -105,11 +166,9 @@ std::unique_ptr<SandboxMemoryGroup> SandboxMemoryGroup::create(
     static std::atomic<unsigned> counter { 0 };
     const std::string name
         = "cw-sandbox-" + std::to_string(::getpid()) + "-" + std::to_string(counter.fetch_add(1));
-    // v2 first: where the memory controller is enabled for our children. (Enabling it
-    // ourselves fails while our own cgroup holds processes, as it does: ours.)
-    const std::string v2 = ownCgroupDir(true);
-    if (!v2.empty()
-        && readText(v2 + "/cgroup.subtree_control").find("memory") != std::string::npos) {
+    // v2 first: where the memory controller is, or can be made, enabled for the runs' groups.
+    const std::string& v2 = cgroupV2ParentForRuns();
+    if (!v2.empty()) {
         const std::string dir = v2 + "/" + name;
         if (::mkdir(dir.c_str(), 0755) == 0) {
             const std::string limit = std::to_string(bytes);

@@ -1,7 +1,8 @@
 #pragma once
 
 // A memory limit over all the processes of one sandboxed run together: a cgroup of its own
-// (cgroup v2 where the memory controller is delegated to us, else the cgroup v1 memory
+// (cgroup v2 where the memory controller is delegated to us: the app then moves itself into a
+// leaf of its own cgroup so that the runs' groups can sit beside it; else the cgroup v1 memory
 // hierarchy where it is writable, as it is for root in most containers). RLIMIT_AS only
 // bounds each process, so without a cgroup 64 processes could use 64 times the limit.
 #include <cstdint>
