@@ -195,6 +195,13 @@ private slots:
                                 "minutes(10)); }\n"
                              << "Calc.Add"
                              << "Calc.Hang";
+        QTest::newRow("go") << "go"
+                            << "package calc\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\n"
+                               "func TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"add\")"
+                               "\n\t}\n}\n\nfunc TestHang(t *testing.T) {\n\ttime.Sleep(10 * "
+                               "time.Minute)\n}\n"
+                            << "TestAdd"
+                            << "TestHang";
     }
 
     void keepsFinishedResultsWhenATestHangs()
@@ -207,8 +214,7 @@ private slots:
         if (!probe)
             QSKIP(probe.error().message.c_str());
         SandboxLimits limits = m_sandbox->limits();
-        // Builds run under buildLimits, which allow more. (Go takes the same path as C++,
-        // from its console lines; left out to keep the test quick.)
+        // Builds run under buildLimits, which allow more.
         limits.wallSeconds = 4;
         auto sandbox = Sandbox::create(limits);
         QVERIFY2(sandbox.ok(), sandbox.ok() ? "" : sandbox.error().message.c_str());
