@@ -733,15 +733,16 @@ void MainWindow::showCodePanel(bool shown)
     }
     m_codePanel->setVisible(shown);
     m_codeAction->setChecked(shown);
+    m_reviewView->setDocumentFirst(shown);
     if (!shown)
         return;
-    // First shown, or the saved sizes no longer fit the window: a third for the code,
-    // within both sides' minimum widths.
+    // First shown, or the saved sizes no longer fit the window: 30 % for the code, within
+    // both sides' minimum widths (a third left the pages under 480 px at 1280).
     const QList<int> sizes = m_codeSplitter->sizes();
     const int total = std::max(m_codeSplitter->width(), width());
     if (sizes.size() == 2 && sizes[1] >= kCodePanelMinimumWidth && sizes[0] >= kReviewMinimumWidth)
         return;
-    const int code = std::max(kCodePanelMinimumWidth, total / 3);
+    const int code = std::max(kCodePanelMinimumWidth, total * 3 / 10);
     m_codeSplitter->setSizes({ std::max(kReviewMinimumWidth, total - code), code });
 }
 

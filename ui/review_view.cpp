@@ -30,6 +30,7 @@ namespace {
 constexpr int kDocumentMinimumWidth = 320;
 constexpr int kFindingsMinimumWidth = 380;
 constexpr int kTextColumnChars = 40;
+constexpr int kNarrowTableChars = 72; // below this the clause and confidence columns go
 
 } // namespace
 
@@ -140,6 +141,26 @@ void ReviewView::fitColumns()
     shareColumnWidths();
 }
 
+void ReviewView::setDocumentFirst(bool documentFirst)
+{
+    if (documentFirst == !m_sizesBeforeDocumentFirst.isEmpty())
+        return;
+    // Widening the window then widens the pages too, not the table.
+    m_splitter->setStretchFactor(1, documentFirst ? 0 : 1);
+    if (!documentFirst) {
+        m_splitter->setSizes(m_sizesBeforeDocumentFirst);
+        m_sizesBeforeDocumentFirst.clear();
+        return;
+    }
+    m_sizesBeforeDocumentFirst = m_splitter->sizes();
+    const int total = m_sizesBeforeDocumentFirst.value(0) + m_sizesBeforeDocumentFirst.value(1);
+    if (total <= 0) // not laid out yet (the panel restored at start): even, as the stretch says
+        m_sizesBeforeDocumentFirst = { 1, 1 };
+    // Sizes are weights once the splitter's own width differs: the findings column's
+    // minimum is what bounds it.
+    m_splitter->setSizes({ std::max(total, 100 * kFindingsMinimumWidth), 1 });
+}
+
 void ReviewView::shareColumnWidths()
 {
     // The clause text is what tells the rows apart: it keeps kTextColumnChars characters'
@@ -148,19 +169,28 @@ void ReviewView::shareColumnWidths()
     using Column = FindingsTableModel::Column;
     const int em = m_table->fontMetrics().averageCharWidth();
     QHeaderView* header = m_table->horizontalHeader();
+    // A narrow table (beside the code panel) drops the clause number and the confidence,
+    // which the detail pane shows, before the text is cut to a word or two.
+    const bool narrow = m_table->viewport()->width() < kNarrowTableChars * em;
+    m_table->setColumnHidden(Column::ClauseColumn, narrow);
+    m_table->setColumnHidden(Column::ConfidenceColumn, narrow);
     int fixed = 0;
-    for (Column column : { Column::RiskColumn, Column::PageColumn, Column::ConfidenceColumn })
-        fixed += m_table->columnWidth(column);
+    for (Column column : { Column::RiskColumn, Column::PageColumn, Column::ConfidenceColumn }) {
+        if (!m_table->isColumnHidden(column))
+            fixed += m_table->columnWidth(column);
+    }
     const int available = m_table->viewport()->width() - fixed;
     const int wantText = kTextColumnChars * em;
     const int category = std::min(m_categoryWidth, 18 * em);
-    const int clause = std::min(m_clauseWidth, 12 * em);
+    const int clause = narrow ? 0 : std::min(m_clauseWidth, 12 * em);
     const int room = std::max(available - wantText, 0);
     const double share = category + clause > room ? double(room) / (category + clause) : 1.0;
     m_table->setColumnWidth(
         Column::CategoryColumn, std::max(int(category * share), std::min(category, 10 * em)));
-    m_table->setColumnWidth(
-        Column::ClauseColumn, std::max(int(clause * share), std::min(clause, 6 * em)));
+    if (!narrow) {
+        m_table->setColumnWidth(
+            Column::ClauseColumn, std::max(int(clause * share), std::min(clause, 6 * em)));
+    }
     header->setSectionResizeMode(Column::TextColumn, QHeaderView::Stretch);
 }
 

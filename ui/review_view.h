@@ -62,6 +62,10 @@ public:
     QString modelNote(int questionId) const;
     bool isLive() const { return m_live; }
     FindingDetailPane* detailPane() const { return m_detail; }
+    // While another panel (the code panel) takes part of the window: the findings column
+    // keeps its minimum and the pages get the rest, so they stay readable; off, the widths
+    // from before come back.
+    void setDocumentFirst(bool documentFirst);
 
 signals:
     void findingEdited(
@@ -93,6 +97,7 @@ private:
     QString m_documentError;
     quint64 m_documentGeneration = 0; // the latest showDocument() is the one that lands
     QSplitter* m_splitter = nullptr;
+    QList<int> m_sizesBeforeDocumentFirst; // empty unless setDocumentFirst(true) holds
     QStackedWidget* m_documentStack = nullptr;
     PdfView* m_pdfView = nullptr;
     QPlainTextEdit* m_textView = nullptr;

@@ -118,6 +118,7 @@ private slots:
         cw::ui::MainWindow& window = *m_window;
         QAction* code = action(&window, QStringLiteral("Code and &Tests"));
         QVERIFY(code);
+        const int pagesAlone = window.reviewView()->pdfView()->width();
         code->trigger();
         QTRY_VERIFY(window.codePanel()->isVisible());
         QTest::qWait(800);
@@ -130,7 +131,8 @@ private slots:
                                   .arg(pages)
                                   .arg(findings)
                                   .arg(panel);
-        QVERIFY2(pages >= 320, qPrintable(sizes));
+        // Readable: the findings column gives way to its minimum before the pages do.
+        QVERIFY2(pages >= 480, qPrintable(sizes));
         QVERIFY2(findings >= 360, qPrintable(sizes));
         QVERIFY2(panel >= 360, qPrintable(sizes));
         QVERIFY2(panel < window.width() / 2, qPrintable(sizes));
@@ -138,6 +140,20 @@ private slots:
         QTableView* table = view->table();
         QVERIFY2(textChars(table, table->columnWidth(cw::ui::FindingsTableModel::TextColumn)) >= 20,
             qPrintable(sizes));
+        // Closed, the review has its widths from before; opened again, the same as now.
+        code->trigger();
+        QTRY_VERIFY(!window.codePanel()->isVisible());
+        QTRY_VERIFY2(std::abs(view->pdfView()->width() - pagesAlone) <= 8,
+            qPrintable(QStringLiteral("pages %1 px, before %2 px")
+                           .arg(view->pdfView()->width())
+                           .arg(pagesAlone)));
+        QVERIFY(!table->isColumnHidden(cw::ui::FindingsTableModel::ConfidenceColumn));
+        code->trigger();
+        QTRY_VERIFY(window.codePanel()->isVisible());
+        QTRY_VERIFY2(std::abs(view->pdfView()->width() - pages) <= 8,
+            qPrintable(QStringLiteral("pages %1 px, first %2 px")
+                           .arg(view->pdfView()->width())
+                           .arg(pages)));
     }
 
     void codeEditorNumbersItsLines()
