@@ -2,6 +2,7 @@
 
 #include "engine/backend/cpu/cpu_backend.h"
 #include "kernels/compute_devices.h"
+#include "kernels/switches/cuda_switches.h"
 
 #if defined(CW_HAVE_CUDA)
 #include "engine/backend/cuda/cuda_backend.h"
@@ -54,6 +55,9 @@ Result<std::unique_ptr<Backend>> createBackend(
     if (request.device.kind == DeviceSpec::Kind::Cpu)
         return cpuBackend(description, weights, request);
 #if defined(CW_HAVE_CUDA)
+    // A CW_CUDA_ switch with a typo must not silently measure (or run) the default.
+    if (auto bad = kernels::cudaSwitchErrorInThisProcess())
+        return makeError(*bad);
     const bool automatic = request.device.kind == DeviceSpec::Kind::Auto;
     if (automatic && kernels::cudaDeviceCount() == 0)
         return cpuBackend(description, weights, request);

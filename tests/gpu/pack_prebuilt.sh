@@ -3,7 +3,7 @@
 # tests) into .device-carry/bin/engine.tar.xz for `tests/gpu/run_on_device.sh prebuilt ...`,
 # so a device call spends its minutes testing and measuring instead of compiling.
 #   cmake -S . -B build-cuda-eng -G Ninja -DCW_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
-#     -DCMAKE_CUDA_ARCHITECTURES=90-real -DCW_BUILD_BENCHES=OFF
+#     -DCMAKE_CUDA_ARCHITECTURES=90-real -DCW_BUILD_BENCHES=OFF -DCW_BENCHMARK_SWITCHES=ON
 #   ninja -C build-cuda-eng clausewright-cli gpu_cuda_runtime gpu_attention gpu_deltanet \
 #     gpu_model_golden gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant \
 #     gpu_backend_ops geometry_check

@@ -93,7 +93,8 @@ if has build; then
   start=$(date +%s)
   if [[ ! -f build-dev/build.ninja ]]; then
     cmake -S . -B build-dev -G Ninja -DCW_ENGINE_ONLY=ON -DCMAKE_BUILD_TYPE=Release \
-      -DCMAKE_CUDA_ARCHITECTURES=90 -DCW_BUILD_BENCHES=OFF -DCMAKE_PREFIX_PATH=/tmp/deps/usr >"$L/configure.log" 2>&1 \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DCW_BUILD_BENCHES=OFF -DCW_BENCHMARK_SWITCHES=ON \
+      -DCMAKE_PREFIX_PATH=/tmp/deps/usr >"$L/configure.log" 2>&1 \
       || { tail -30 "$L/configure.log"; exit 1; }
   fi
   # The command-line tool first: the benchmark file is written while the tests build and run.

@@ -9,6 +9,7 @@
 #include "engine/runtime/precision.h"
 #include "kernels/compute_devices.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/switches/cuda_switches.h"
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -249,6 +250,11 @@ int runBench(std::span<char*> args)
                     : 0.0 },
             { "run", run },
         };
+        // The A/B knobs in force, so a figure never loses the setting it was measured under.
+        nlohmann::json switches = nlohmann::json::object();
+        for (const auto& [switchName, value] : cw::kernels::cudaSwitchesSet())
+            switches[switchName] = value;
+        out["cuda_switches"] = switches;
         std::printf("%s\n", out.dump().c_str());
         std::fflush(stdout);
     }
