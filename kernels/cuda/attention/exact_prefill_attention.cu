@@ -24,6 +24,7 @@
 namespace cw::kernels::cuda::attention_detail {
 namespace {
 
+// Tile sizes: not measured; chosen by reasoning.
 constexpr int kRows = 64; // (token, head) rows per block
 constexpr int kKeys = 64; // keys per tile
 constexpr int kThreads = 256; // 16 row quads x 16 lanes
@@ -281,7 +282,7 @@ __global__ void __launch_bounds__(kThreads, BLOCKS) exactPrefillKernel(ExactPara
 template <int D> cudaError_t launchExact(const ExactParams& p, dim3 grid, cudaStream_t stream)
 {
     // Up to head dim 128 two blocks fit a multiprocessor's shared memory; registers are
-    // capped to match.
+    // capped to match. A limit of the kernel, not tuned.
     constexpr int kBlocks = D <= 128 ? 2 : 1;
     constexpr int kBytes = exactSharedBytes<D>();
     const cudaError_t set = cudaFuncSetAttribute(

@@ -12,7 +12,7 @@
 
 namespace cw::kernels::cuda::deltanet {
 
-inline constexpr int kChunk = 64; // tokens per chunk of the WY form
+inline constexpr int kChunk = 64; // tokens per chunk of the WY form (not measured)
 inline constexpr int kMaxHeadDim = 256;
 inline constexpr int kMaxConvKernel = 8;
 

@@ -11,6 +11,7 @@ namespace deltanet {
 
 namespace {
 
+// Row tiles of the conv stage (here and kFastRows): not measured; chosen by reasoning.
 constexpr int kConvRowsPerBlock = 8;
 constexpr int kConvThreads = 128;
 constexpr int kConvChannelsPerThread = kMaxHeadDim / kConvThreads;

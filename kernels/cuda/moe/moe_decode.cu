@@ -208,6 +208,8 @@ struct DownLaunch {
 // h once per pair, both in two int8 planes (int_dot.cuh): with one plane the silu(gate) * up
 // products amplified int8's ~0.5 % to ~1 % against the CPU's f32 products.
 constexpr int kIntPlanes = 2;
+// Rows per block: not measured; chosen by reasoning. kIntMaxK: a limit of the kernel (its
+// per-choice shared arrays), not tuned.
 constexpr int kIntGateUpRows = 4; // gate and up rows per block (8 dot products)
 constexpr int kIntDownRows = 4; // output values per block
 constexpr int kIntMaxK = 32;

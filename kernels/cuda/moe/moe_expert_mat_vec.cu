@@ -24,8 +24,10 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerBlock = kWarps; // one row per warp (gate/up: a gate and an up row)
 constexpr int kDownRowsDecode = 4; // decode down: k choices x 4 rows per block
-constexpr int kMaxK = 64;
-constexpr int kTokenChunk = 4;
+constexpr int kMaxK = 64; // a limit of the kernels (their per-choice shared arrays), not tuned
+constexpr int kTokenChunk = 4; // not measured; chosen by reasoning
+// Rows are staged where they fit (under the 48 KB a launch gets without opting in, beside the
+// static arrays): a limit of the kernels, not tuned.
 constexpr int kMaxStagedBytes = 40 * 1024;
 
 // Where a block's pairs are: `count` sorted positions from `first`.

@@ -45,7 +45,8 @@ bool intDecodeAllowed()
 bool usesIntDecode(std::int64_t tokens, int k, const DeviceExpertStack& gate,
     const DeviceExpertStack& up, const DeviceExpertStack& down, GemmPrecision precision)
 {
-    // Float32 is the exact reference and keeps the f32 kernels.
+    // Float32 is the exact reference and keeps the f32 kernels. The integer kernels take the f32
+    // kernels' bound (moe_paths.h); not measured for them (PERFORMANCE.md: not yet measured).
     return precision != GemmPrecision::Float32 && tokens <= kDecodeMaxTokens && intDecodeAllowed()
         && intDecodeSupports(tokens, k, gate, up, down);
 }

@@ -68,6 +68,8 @@ __device__ __forceinline__ const std::uint8_t* tileWeightRow(
 // k-steps of 64 values: each stage's tensor-core work (16 mma per warp and 16 values of k)
 // then hides the next stage's loads and dequantization, and a block meets at half as many
 // barriers as with 32. Two stages of A and B tiles: 72 KB of dynamic shared memory.
+// Measured on the H200 (sm_90), 2026-12-02, 9e89cc6 (with other changes): 8,192-token prefill
+// 17,100-17,327 -> 18,460-18,592 tok/s. The 128 x 128 tile: not measured.
 constexpr int kBM = 128, kBN = 128, kBK = kTileStepBf16;
 constexpr int kLd = kBK + 8; // padded row (144 bytes): ldmatrix rows fall in distinct banks
 constexpr int kThreads = 256;
@@ -280,6 +282,7 @@ __global__ void __launch_bounds__(kThreads, 2) bf16TileKernel(GemmArgs a)
 
 // --- f32 FMA tiles (the reference path) ---------------------------------------------------------
 
+// Tile sizes not measured (the path serves Float32 and shapes the bf16 tiles cannot take).
 constexpr int kFM = 64, kFN = 64, kFK = 32;
 
 template <TensorType Type, bool GateUp>

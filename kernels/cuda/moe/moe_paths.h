@@ -14,20 +14,22 @@
 namespace cw::kernels::cuda::moe {
 
 // Token rows at or under kDecodeMaxTokens take the per-(token, choice) kernels reading rows
-// straight from device memory; up to kGroupedMatVecMaxTokens the pairs are grouped by expert
-// and each expert's rows are read once for all its tokens (f32 FMA); above that, per-expert
-// tiles (bf16 tensor cores, or f32 FMA for GemmPrecision::Float32/TensorFloat32).
-// H200, Qwen3.6 shapes (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us,
-// tiles 992 us; 64 tokens direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles
-// 1542 us; 256 tokens matvec 2205 us, tiles 1563 us.
+// straight from device memory; above it, per-expert tiles (bf16 tensor cores, or f32 FMA for
+// GemmPrecision::Float32/TensorFloat32). The grouped matrix-vector path (pairs grouped by
+// expert, each expert's rows read once for all its tokens) serves only the shapes the tiles
+// cannot take (moe_experts.cu says why). Measured on the H200 (sm_90), Qwen3.6 shapes
+// (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us, tiles 992 us; 64 tokens
+// direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles 1542 us; 256 tokens matvec
+// 2205 us, tiles 1563 us.
 constexpr std::int64_t kDecodeMaxTokens = 32;
-constexpr std::int64_t kGroupedMatVecMaxTokens = 128;
 
-// Token rows per tile of one expert in the grouped products.
+// Token rows per tile of one expert in the grouped products (not measured; chosen by
+// reasoning: the bf16 tile is moe_grouped_gemm.cu's 128 x 128, the f32 one its 64 x 64).
 constexpr int kTileRowsBf16 = 128;
 constexpr int kTileRowsF32 = 64;
 
 // The bf16 tiles step k by 64 values; other shapes (the tiny test models') take the f32 tiles.
+// Measured on the H200 (sm_90), 2026-12-02, in one change with others: moe_grouped_gemm.cu.
 constexpr int kTileStepBf16 = 64;
 
 // The bf16 tiles hold their token and hidden rows as 32-bit element offsets (usesBf16Tiles

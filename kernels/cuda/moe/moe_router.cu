@@ -123,7 +123,7 @@ __device__ __forceinline__ void routerTopKRowRegisters(
 
 // Softmax and top-k of one token's logits by one warp; p: the warp's `experts` floats of
 // shared memory (used above 256 experts only). The logits are read through L2 (another block
-// of the fused router kernel may have written them).
+// of the fused router kernel may have written them). 256: 8 registers a lane, a limit, not tuned.
 __device__ __forceinline__ void routerTopKRow(const float* row, int experts, int k,
     bool renormalise, std::int32_t* rowIds, float* rowWeights, float* p)
 {
@@ -262,7 +262,8 @@ cudaError_t routerTopK(const float* logits, std::int64_t tokens, std::int64_t ex
 
 bool routerFuses(const DeviceMatrix& router, std::int64_t tokens)
 {
-    // Only where linear() would run the same f32 matrix-vector blocks (2 rows each).
+    // Only where linear() would run the same f32 matrix-vector blocks (2 rows each): the bounds
+    // follow linear()'s and the 48 KB of shared memory, limits, not tuned here.
     return router.type == TensorType::F32 && tokens >= 1 && tokens <= kMatVecMaxTokens
         && router.rows < 2048 && router.rows * quant_detail::kMvWarps * 4 <= 48 * 1024
         && router.data != nullptr;

@@ -195,7 +195,8 @@ template <TensorType Type, int NT> cudaError_t launchIntMatMulNT(const quant_det
 namespace cw::kernels::cuda::quant_detail {
 
 // Token tiles of 16, 32 or 64 rows: the counts between pay a partly empty tile, against
-// twice the kernels to compile per type.
+// twice the kernels to compile per type. The smallest tile that holds the rows: a limit of the
+// kernels, not tuned.
 template <TensorType Type> cudaError_t launchIntMatMul(const IntMatVecArgs& a)
 {
     static_assert(int_dot::kHasMmaUnit<Type>, "tensor-core integer products of this type");

@@ -60,7 +60,8 @@ struct IntMatVecTarget {
 
 // Matrices of one type and column count applied to the same activations share one launch
 // (the attention's q and k, DeltaNet's input projections, the shared expert's gate and up):
-// a launch costs more than the smaller of these products.
+// a launch costs more than the smaller of these products. Four: the most a layer shares
+// (DeltaNet's qkv, z, beta, alpha); a limit of the launch's arguments, not tuned.
 constexpr int kMaxIntMatVecTargets = 4;
 
 struct IntMatVecArgs {
@@ -76,13 +77,14 @@ struct IntMatVecArgs {
 // rows, or a warp per row staged in shared memory before the kernel waits for its input
 // (rows that fit; the others take a warp per row). CW_CUDA_INTMV=block|warp|warp2|staged pins
 // it for the process (A/B runs of the benchmark); unset: the measured default
-// (kernels/cuda/PERFORMANCE.md).
+// (kernels/cuda/PERFORMANCE.md). Measured on the H200 (sm_90), 2026-12-02, batch-1 decode:
+// staged 395.9/395.3 tok/s, warp rows 380.4/375.1 (an earlier call: block rows 327, warp 358-362).
 enum class IntMatVecLayout { BlockRow, WarpRow, WarpTwoRows, StagedWarpRow };
 IntMatVecLayout intMatVecLayout();
 void setIntMatVecLayout(IntMatVecLayout layout); // tests: both layouts in one process
 
 // Rows up to this many bytes are staged (four per block, within the 48 KB of shared memory a
-// launch gets without opting in).
+// launch gets without opting in). A bound kept under that limit, not tuned (never measured).
 constexpr std::int64_t kMaxStagedRowBytes = 8192;
 
 // How the staged layout copies one row: `bytes` of it in copies of `chunk` bytes (16, 8 or

@@ -84,7 +84,7 @@ template <int N> __device__ __forceinline__ void blockSums(float (&v)[N], float 
 }
 
 // Warps for a row of `units` units: one unit per thread where the row is short, up to four
-// warps.
+// warps (not measured; chosen by reasoning).
 inline int warpsForUnits(std::int64_t units)
 {
     const std::int64_t w = (units + 31) / 32;
@@ -349,6 +349,8 @@ cudaError_t launchIntMatVecTR(const quant_detail::IntMatVecArgs& a)
 
 // Rows per block: 1 for one token row (the most blocks, nothing to share); 2 for 2..3 rows;
 // 4 from 4 rows on large matrices, where each activation load then serves four weight rows.
+// The 4-row and 1024-row bounds: not measured; chosen by reasoning (only the one-row layouts
+// were compared, on the H200: IntMatVecLayout, mat_vec.h).
 template <TensorType Type, int T> cudaError_t launchIntMatVecT(const quant_detail::IntMatVecArgs& a)
 {
     if constexpr (T == 1) {

@@ -41,14 +41,16 @@ enum class GemmPrecision {
 };
 
 // Token rows at or under this count take the matrix-vector path: every weight row is read
-// once for all of them, from device memory, at close to full bandwidth. Tuned on the H200 (like
-// every row threshold in kernels/cuda): a card with less bandwidth per SM may want another.
+// once for all of them, from device memory, at close to full bandwidth. Tuned on the H200
+// (sm_90): a card with less bandwidth per SM may want another. (Most other thresholds in
+// kernels/cuda were not measured; each says which it is.)
 constexpr std::int64_t kMatVecMaxTokens = 8;
 
 // Above it and up to this count (decode steps of many sequences), dequantized weights and
 // cuBLAS, as above it, except matrices of 65,536 rows and more (the LM head), which take the
 // int8 tensor-core products (mat_mul_int8.cuh, block types other than Q2_K): 8 % faster at 32
-// sequences on the H200. CW_CUDA_INTMM=1 sends every matrix to them (slower), =0 none.
+// sequences on the H200. CW_CUDA_INTMM=1 sends every matrix to them (slower), =0 none. The
+// 64 itself is the largest token tile of those kernels (a limit; the H200 figure is the rows').
 constexpr std::int64_t kIntMatMulMaxTokens = 64;
 
 // y[t][r] = sum_c w[r][c] * x[t][c] for t < tokens, r < w.rows. x rows are xStride floats
