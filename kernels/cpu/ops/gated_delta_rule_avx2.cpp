@@ -1,6 +1,8 @@
 // The gated delta rule with AVX2/FMA (8 floats a register): gated_delta_rule_tiles.h on this
-// register type. The functions carry target attributes, so the binary runs on any x86-64;
-// ops.cpp calls them after checking the CPU. Non-x86 builds compile bodies never called.
+// register type, and the DeltaNet layer's convolution and gated norm (delta_net_rows.h). The
+// functions carry target attributes, so the binary runs on any x86-64; ops.cpp calls them after
+// checking the CPU. Non-x86 builds compile bodies never called.
+#include "kernels/cpu/ops/delta_net_rows_x86.h"
 #include "kernels/cpu/ops/gated_delta_rule_x86.h"
 
 #include <cassert>
@@ -30,6 +32,7 @@ struct Avx2 {
     CW_DELTA_TARGET static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
     CW_DELTA_TARGET static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
     CW_DELTA_TARGET static Reg fma(Reg a, Reg b, Reg c) { return _mm256_fmadd_ps(a, b, c); }
+    CW_DELTA_TARGET static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
     CW_DELTA_TARGET static Reg max(Reg c, Reg x) { return _mm256_max_ps(c, x); }
     CW_DELTA_TARGET static Reg min(Reg c, Reg x) { return _mm256_min_ps(c, x); }
     CW_DELTA_TARGET static Reg roundNearest(Reg x)
@@ -52,11 +55,29 @@ struct Avx2 {
     {
         return _mm256_and_ps(value, _mm256_cmp_ps(x, _mm256_set1_ps(lo), _CMP_NLT_UQ));
     }
+
+    // Sums of squares in double (delta_net_rows.h): lo takes lanes 0-3, hi lanes 4-7.
+    using DReg = __m256d;
+    CW_DELTA_TARGET static DReg dzero() { return _mm256_setzero_pd(); }
+    CW_DELTA_TARGET static void addSquares(DReg& lo, DReg& hi, Reg x)
+    {
+        const __m256d a = _mm256_cvtps_pd(_mm256_castps256_ps128(x));
+        const __m256d b = _mm256_cvtps_pd(_mm256_extractf128_ps(x, 1));
+        lo = _mm256_fmadd_pd(a, a, lo);
+        hi = _mm256_fmadd_pd(b, b, hi);
+    }
+    CW_DELTA_TARGET static double dsum(DReg lo, DReg hi)
+    {
+        const __m256d s = _mm256_add_pd(lo, hi);
+        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    }
 };
 
 } // namespace
 } // namespace cw::kernels::ops
 
+#include "kernels/cpu/ops/delta_net_rows.h"
 #include "kernels/cpu/ops/gated_delta_rule_tiles.h"
 
 namespace cw::kernels::ops {
@@ -78,6 +99,20 @@ void gatedDeltaRuleRecurrentAvx2(const float* q, const float* k, std::int64_t qk
     runRecurrent<Avx2>(q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride);
 }
 
+void causalConv1dSiluAvx2(const float* in, std::int64_t inStride, std::int64_t nTokens,
+    std::int64_t channels, const float* w, int kernel, float* state, float* out,
+    std::int64_t outStride)
+{
+    runCausalConv1dSilu<Avx2>(in, inStride, nTokens, channels, w, kernel, state, out, outStride);
+}
+
+void gatedRmsNormAvx2(
+    float* x, const float* gate, std::int64_t rows, std::int64_t n, const float* w, float eps)
+{
+    assert(n % Avx2::kWidth == 0);
+    runGatedRmsNorm<Avx2>(x, gate, rows, n, w, eps);
+}
+
 } // namespace cw::kernels::ops
 
 #else
@@ -96,6 +131,17 @@ void gatedDeltaRuleRecurrentAvx2(const float*, const float*, std::int64_t, const
     float*, std::int64_t)
 {
     assert(false && "gatedDeltaRuleRecurrentAvx2 called on a CPU without AVX2");
+}
+
+void causalConv1dSiluAvx2(const float*, std::int64_t, std::int64_t, std::int64_t, const float*, int,
+    float*, float*, std::int64_t)
+{
+    assert(false && "causalConv1dSiluAvx2 called on a CPU without AVX2");
+}
+
+void gatedRmsNormAvx2(float*, const float*, std::int64_t, std::int64_t, const float*, float)
+{
+    assert(false && "gatedRmsNormAvx2 called on a CPU without AVX2");
 }
 
 } // namespace cw::kernels::ops

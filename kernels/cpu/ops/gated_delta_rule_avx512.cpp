@@ -1,6 +1,8 @@
 // The gated delta rule with AVX-512 F (16 floats a register): gated_delta_rule_tiles.h on this
-// register type. The functions carry target attributes, so the binary runs on any x86-64;
-// ops.cpp calls them after checking the CPU. Non-x86 builds compile bodies never called.
+// register type, and the DeltaNet layer's convolution and gated norm (delta_net_rows.h). The
+// functions carry target attributes, so the binary runs on any x86-64; ops.cpp calls them after
+// checking the CPU. Non-x86 builds compile bodies never called.
+#include "kernels/cpu/ops/delta_net_rows_x86.h"
 #include "kernels/cpu/ops/gated_delta_rule_x86.h"
 
 #include <cassert>
@@ -36,6 +38,7 @@ struct Avx512 {
     CW_DELTA_TARGET static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
     CW_DELTA_TARGET static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
     CW_DELTA_TARGET static Reg fma(Reg a, Reg b, Reg c) { return _mm512_fmadd_ps(a, b, c); }
+    CW_DELTA_TARGET static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
     CW_DELTA_TARGET static Reg max(Reg c, Reg x) { return _mm512_max_ps(c, x); }
     CW_DELTA_TARGET static Reg min(Reg c, Reg x) { return _mm512_min_ps(c, x); }
     CW_DELTA_TARGET static Reg roundNearest(Reg x)
@@ -57,11 +60,28 @@ struct Avx512 {
     {
         return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(lo), _CMP_NLT_UQ), value);
     }
+
+    // Sums of squares in double (delta_net_rows.h): lo takes lanes 0-7, hi lanes 8-15.
+    using DReg = __m512d;
+    CW_DELTA_TARGET static DReg dzero() { return _mm512_setzero_pd(); }
+    CW_DELTA_TARGET static void addSquares(DReg& lo, DReg& hi, Reg x)
+    {
+        const __m512d a = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+        const __m512d b
+            = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+        lo = _mm512_fmadd_pd(a, a, lo);
+        hi = _mm512_fmadd_pd(b, b, hi);
+    }
+    CW_DELTA_TARGET static double dsum(DReg lo, DReg hi)
+    {
+        return _mm512_reduce_add_pd(_mm512_add_pd(lo, hi));
+    }
 };
 
 } // namespace
 } // namespace cw::kernels::ops
 
+#include "kernels/cpu/ops/delta_net_rows.h"
 #include "kernels/cpu/ops/gated_delta_rule_tiles.h"
 
 namespace cw::kernels::ops {
@@ -84,6 +104,20 @@ void gatedDeltaRuleRecurrentAvx512(const float* q, const float* k, std::int64_t 
         q, k, qkStride, v, vStride, g, beta, nTokens, dk, dv, state, out, outStride);
 }
 
+void causalConv1dSiluAvx512(const float* in, std::int64_t inStride, std::int64_t nTokens,
+    std::int64_t channels, const float* w, int kernel, float* state, float* out,
+    std::int64_t outStride)
+{
+    runCausalConv1dSilu<Avx512>(in, inStride, nTokens, channels, w, kernel, state, out, outStride);
+}
+
+void gatedRmsNormAvx512(
+    float* x, const float* gate, std::int64_t rows, std::int64_t n, const float* w, float eps)
+{
+    assert(n % Avx512::kWidth == 0);
+    runGatedRmsNorm<Avx512>(x, gate, rows, n, w, eps);
+}
+
 } // namespace cw::kernels::ops
 
 #else
@@ -102,6 +136,17 @@ void gatedDeltaRuleRecurrentAvx512(const float*, const float*, std::int64_t, con
     float*, std::int64_t)
 {
     assert(false && "gatedDeltaRuleRecurrentAvx512 called on a CPU without AVX-512");
+}
+
+void causalConv1dSiluAvx512(const float*, std::int64_t, std::int64_t, std::int64_t, const float*,
+    int, float*, float*, std::int64_t)
+{
+    assert(false && "causalConv1dSiluAvx512 called on a CPU without AVX-512");
+}
+
+void gatedRmsNormAvx512(float*, const float*, std::int64_t, std::int64_t, const float*, float)
+{
+    assert(false && "gatedRmsNormAvx512 called on a CPU without AVX-512");
 }
 
 } // namespace cw::kernels::ops

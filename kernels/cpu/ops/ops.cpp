@@ -1,6 +1,7 @@
 #include "kernels/cpu/ops/ops.h"
 
 #include "kernels/cpu/ops/attention_avx2.h"
+#include "kernels/cpu/ops/delta_net_rows_x86.h"
 #include "kernels/cpu/ops/gated_delta_rule_x86.h"
 #include "kernels/cpu/quant/dot.h"
 
@@ -112,7 +113,10 @@ void topK(const float* x, std::int64_t n, int k, int* index, float* value)
     }
 }
 
-void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nTokens,
+namespace {
+
+// The portable convolution: channel by channel, the loops the vector versions follow.
+void causalConv1dSiluPortable(const float* in, std::int64_t inStride, std::int64_t nTokens,
     std::int64_t channels, const float* w, int kernel, float* state, float* out,
     std::int64_t outStride)
 {
@@ -135,6 +139,37 @@ void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nToke
         for (int j = 0; j < hist; ++j)
             st[j] = window[std::size_t(j)];
     }
+}
+
+} // namespace
+
+void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nTokens,
+    std::int64_t channels, const float* w, int kernel, float* state, float* out,
+    std::int64_t outStride)
+{
+    const quant::CpuKernelPath path = quant::activeCpuKernelPath();
+    const bool vectorKernel = kernel >= kConvVectorKernelMin && kernel <= kConvVectorKernelMax;
+    if (path == quant::CpuKernelPath::Avx512 && vectorKernel)
+        causalConv1dSiluAvx512(in, inStride, nTokens, channels, w, kernel, state, out, outStride);
+    else if (path != quant::CpuKernelPath::Portable && vectorKernel)
+        causalConv1dSiluAvx2(in, inStride, nTokens, channels, w, kernel, state, out, outStride);
+    else
+        causalConv1dSiluPortable(in, inStride, nTokens, channels, w, kernel, state, out, outStride);
+}
+
+void gatedRmsNorm(
+    float* x, const float* gate, std::int64_t rows, std::int64_t n, const float* w, float eps)
+{
+    const quant::CpuKernelPath path = quant::activeCpuKernelPath();
+    if (path == quant::CpuKernelPath::Avx512 && n % 16 == 0)
+        gatedRmsNormAvx512(x, gate, rows, n, w, eps);
+    else if (path != quant::CpuKernelPath::Portable && n % 8 == 0)
+        gatedRmsNormAvx2(x, gate, rows, n, w, eps);
+    else
+        for (std::int64_t r = 0; r < rows; ++r) {
+            rmsNorm(x + r * n, w, n, eps, x + r * n);
+            siluMul(x + r * n, gate + r * n, n);
+        }
 }
 
 namespace {

@@ -37,10 +37,20 @@ void topK(const float* x, std::int64_t n, int k, int* index, float* value);
 // with kernel w[c*kernel .. c*kernel+kernel) and state the previous kernel-1 inputs
 // (state[c*(kernel-1) + j], oldest first):
 // out[t][c] = silu(sum_i w[c][i] * in[t - (kernel-1) + i][c]). in/out are [nTokens][channels]
-// with row strides inStride/outStride. The state is updated to the last kernel-1 inputs.
+// with row strides inStride/outStride; out must not overlap in (the vector versions read
+// earlier input rows after writing earlier output rows). The state is updated to the last
+// kernel-1 inputs.
+// Runs on AVX-512 or AVX2/FMA when the CPU has them and kernel is 2-4 (delta_net_rows_x86.h:
+// the same sums rounded the same way, exp a polynomial), else portable loops.
 void causalConv1dSilu(const float* in, std::int64_t inStride, std::int64_t nTokens,
     std::int64_t channels, const float* w, int kernel, float* state, float* out,
     std::int64_t outStride);
+
+// The gated RMSNorm of the DeltaNet output (transformers' Qwen3NextRMSNormGated), in place on
+// `rows` contiguous rows of n values: x = rmsNorm(x, w, eps) * silu(gate), gate rows alike;
+// the same as rmsNorm then siluMul on each row. Vector versions when n fills whole registers.
+void gatedRmsNorm(
+    float* x, const float* gate, std::int64_t rows, std::int64_t n, const float* w, float eps);
 
 // One head of the gated delta rule, token by token. state is [dk][dv] (row-major).
 // q, k: [nTokens] rows of dk (row stride qkStride), already L2-normalised; q is scaled by

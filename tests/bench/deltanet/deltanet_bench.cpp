@@ -12,10 +12,16 @@
 // 32 heads; one head is timed in CPU time, the pool in wall time). For the pool, "CPU" is the
 // whole process's CPU time (all threads' work, idle spinning included): on a shared machine
 // it says more than the wall time, which waits for descheduled workers.
+// conv/*: causalConv1dSilu over the layer's 8192 channels (kernel 4), T = 1, 256 and 512 rows
+// of the q/k/v projection (row stride 8192), cycling through 30 layers' weights and conv
+// states; on one thread, and over the pool in blocks of kConvBlock channels as cpu_layers.cpp
+// runs it. gated_norm/*: gatedRmsNorm of the core's output, T * 32 rows of 128 (one thread).
+// part_per_token for these is time per call * 30 / T, already the whole layer.
 #include "kernels/cpu/ops/ops.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/thread_pool.h"
 
+#include <algorithm>
 #include <benchmark/benchmark.h>
 #include <cmath>
 #include <random>
@@ -30,6 +36,8 @@ namespace quant = cw::kernels::quant;
 constexpr std::int64_t kKeyHeads = 16, kValueHeads = 32, kDk = 128, kDv = 128, kLayers = 30;
 constexpr std::int64_t kConvDim = 2 * kKeyHeads * kDk + kValueHeads * kDv;
 constexpr std::int64_t kValueDim = kValueHeads * kDv;
+constexpr int kConvKernel = 4;
+constexpr std::int64_t kConvBlock = 512; // channels a pool job (cpu_layers.cpp)
 
 // One DeltaNet layer's inputs for T tokens, as deltaNetLayer hands them to the kernels.
 struct LayerInputs {
@@ -142,6 +150,88 @@ void allHeads(benchmark::State& state, quant::CpuKernelPath path)
     state.counters["threads"] = double(pool.size());
 }
 
+// 30 layers' convolution weights and states, and one step's projection rows.
+struct ConvInputs {
+    std::int64_t tokens = 0;
+    std::vector<float> in, out, weights, states;
+
+    explicit ConvInputs(std::int64_t t)
+        : tokens(t)
+        , in(std::size_t(t * kConvDim))
+        , out(std::size_t(t * kConvDim))
+        , weights(std::size_t(kLayers * kConvDim * kConvKernel))
+        , states(std::size_t(kLayers * kConvDim * (kConvKernel - 1)))
+    {
+        std::mt19937 rng(13);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        for (auto* v : { &in, &weights, &states })
+            for (auto& x : *v)
+                x = normal(rng);
+    }
+
+    void run(std::int64_t layer, std::int64_t c0, std::int64_t c1)
+    {
+        ops::causalConv1dSilu(in.data() + c0, kConvDim, tokens, c1 - c0,
+            weights.data() + (layer * kConvDim + c0) * kConvKernel, kConvKernel,
+            states.data() + (layer * kConvDim + c0) * (kConvKernel - 1), out.data() + c0, kConvDim);
+    }
+};
+
+void convOneThread(benchmark::State& state, quant::CpuKernelPath path)
+{
+    quant::setCpuKernelPath(path);
+    ConvInputs in(state.range(0));
+    std::int64_t layer = 0;
+    for (auto _ : state) {
+        in.run(layer, 0, kConvDim);
+        layer = (layer + 1) % kLayers;
+        benchmark::DoNotOptimize(in.out.data());
+        benchmark::ClobberMemory();
+    }
+    setCounters(state, in.tokens, kValueHeads);
+}
+
+void convPool(benchmark::State& state, quant::CpuKernelPath path)
+{
+    static cw::kernels::ThreadPool pool;
+    quant::setCpuKernelPath(path);
+    ConvInputs in(state.range(0));
+    std::int64_t layer = 0;
+    const std::int64_t blocks = (kConvDim + kConvBlock - 1) / kConvBlock;
+    for (auto _ : state) {
+        pool.parallelFor(blocks, [&](std::int64_t b0, std::int64_t b1) {
+            in.run(layer, b0 * kConvBlock, std::min(kConvDim, b1 * kConvBlock));
+        });
+        layer = (layer + 1) % kLayers;
+        benchmark::DoNotOptimize(in.out.data());
+        benchmark::ClobberMemory();
+    }
+    setCounters(state, in.tokens, kValueHeads);
+    state.counters["threads"] = double(pool.size());
+}
+
+void gatedNorm(benchmark::State& state, quant::CpuKernelPath path)
+{
+    quant::setCpuKernelPath(path);
+    const std::int64_t t = state.range(0), rows = t * kValueHeads;
+    std::mt19937 rng(14);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(std::size_t(rows * kDv)), gate(x.size()), w(static_cast<std::size_t>(kDv));
+    for (auto* v : { &x, &gate, &w })
+        for (auto& e : *v)
+            e = normal(rng);
+    const std::vector<float> x0 = x;
+    for (auto _ : state) {
+        ops::gatedRmsNorm(x.data(), gate.data(), rows, kDv, w.data(), 1e-6f);
+        benchmark::DoNotOptimize(x.data());
+        benchmark::ClobberMemory();
+        state.PauseTiming();
+        std::copy(x0.begin(), x0.end(), x.begin()); // keep the values from shrinking to 0
+        state.ResumeTiming();
+    }
+    setCounters(state, t, kValueHeads);
+}
+
 } // namespace
 
 int main(int argc, char** argv)
@@ -154,6 +244,25 @@ int main(int argc, char** argv)
     if (quant::cpuSupportsAvx512())
         paths.push_back({ quant::CpuKernelPath::Avx512, "avx512" });
     for (const auto& [path, name] : paths) {
+        benchmark::RegisterBenchmark(("conv/one_thread/" + name).c_str(), convOneThread, path)
+            ->ArgName("T")
+            ->Arg(1)
+            ->Arg(256)
+            ->Arg(512)
+            ->Unit(benchmark::kMicrosecond);
+        benchmark::RegisterBenchmark(("conv/pool/" + name).c_str(), convPool, path)
+            ->ArgName("T")
+            ->Arg(1)
+            ->Arg(256)
+            ->Arg(512)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime()
+            ->MeasureProcessCPUTime();
+        benchmark::RegisterBenchmark(("gated_norm/one_thread/" + name).c_str(), gatedNorm, path)
+            ->ArgName("T")
+            ->Arg(1)
+            ->Arg(256)
+            ->Unit(benchmark::kMicrosecond);
         benchmark::RegisterBenchmark(("prompt/one_head/" + name).c_str(), oneHead, path)
             ->ArgName("T")
             ->Arg(256)
