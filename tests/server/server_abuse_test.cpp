@@ -364,10 +364,14 @@ TEST_F(ServerAbuseTest, aClientThatLeftIsLoggedAs499AndItsTokensCount)
     request.content_receiver
         = [&](const char*, std::size_t, std::uint64_t, std::uint64_t) { return ++pieces < 6; };
     client.send(request);
-    for (int i = 0; i < 200 && s_server->scheduler->stats().active > 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const std::string after = metrics();
+    // The handler logs and counts the request once the scheduler has dropped it and the
+    // handler has returned: wait for that (a fixed pause lost the race on a loaded machine).
+    std::string after = metrics();
+    for (int i = 0; i < 500 && metric(after, series) < leftBefore + 1; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        after = metrics();
+    }
+    EXPECT_EQ(s_server->scheduler->stats().active, 0u);
     EXPECT_EQ(metric(after, series), leftBefore + 1) << after;
     const auto generated = s_server->scheduler->stats().generatedTokens - generatedBefore;
     EXPECT_GT(generated, 0);

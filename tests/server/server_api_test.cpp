@@ -353,7 +353,8 @@ TEST(ServerQueueTest, theRequestPastTheDefaultsGets429AtOnce)
     do {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         stats = running.scheduler->stats();
-    } while (stats.active + stats.queued < std::size_t(admitted)
+        // Both counts: a request moves from waiting to running between steps.
+    } while ((stats.active != defaults.maxActive || stats.queued != defaults.maxQueued)
         && std::chrono::steady_clock::now() < deadline);
     ASSERT_EQ(stats.active, defaults.maxActive);
     ASSERT_EQ(stats.queued, defaults.maxQueued);
