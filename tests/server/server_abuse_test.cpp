@@ -148,10 +148,12 @@ TEST_F(ServerAbuseTest, deepNestingIsRefusedNotACrash)
 
 TEST_F(ServerAbuseTest, manyKeysAndDuplicateKeysCostLinearTime)
 {
-    // 80,000 keys (1 MB): quadratic in ordered_json's insert, seconds of CPU per request.
+    // The issue's 160,000 keys (1.8 MB): quadratic in ordered_json's insert they cost 20 s of
+    // CPU, so the bound below holds only for linear reading, even on a machine a few times
+    // faster than that one.
     std::string wide
         = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"metadata\": {";
-    for (int i = 0; i < 80000; ++i)
+    for (int i = 0; i < 160000; ++i)
         wide += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":0";
     wide += "}}";
     ASSERT_LT(wide.size(), std::size_t(2) << 20);
@@ -160,7 +162,11 @@ TEST_F(ServerAbuseTest, manyKeysAndDuplicateKeysCostLinearTime)
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 400);
     EXPECT_NE(r->body.find("'metadata' is not a field"), std::string::npos) << r->body;
-    EXPECT_LT(msSince(start), 4000); // ~0.2 s here; generous for sanitizer builds
+#if defined(__SANITIZE_ADDRESS__)
+    EXPECT_LT(msSince(start), 10000); // 1.1-1.4 s under ASan here
+#else
+    EXPECT_LT(msSince(start), 4000); // ~0.1 s here
+#endif
     r = s_server->client().Post("/v1/chat/completions",
         R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1, "max_tokens": 9})",
         "application/json");
