@@ -21,20 +21,6 @@ double msSince(Clock::time_point start)
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-int connectTo(int port)
-{
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address {};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(std::uint16_t(port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 void sendAll(int fd, const std::string& bytes)
 {
     for (std::size_t sent = 0; sent < bytes.size();) {
@@ -110,7 +96,7 @@ protected:
     static int port() { return s_server->http->port(); }
     static std::string exchange(const std::string& request)
     {
-        const int fd = connectTo(port());
+        const int fd = connectToLoopback(port());
         sendAll(fd, request);
         std::string reply = readUntilClosed(fd);
         ::close(fd);
@@ -180,7 +166,7 @@ TEST_F(ServerAbuseTest, slowHeadersGet408AndHoldNoWorker)
     // 70 connections that drip a header line every 200 ms: more than every HTTP thread.
     std::vector<int> drippers;
     for (int i = 0; i < 70; ++i) {
-        const int fd = connectTo(port());
+        const int fd = connectToLoopback(port());
         ASSERT_GE(fd, 0);
         sendAll(fd, "GET /health HTTP/1.1\r\nHost: x\r\n");
         drippers.push_back(fd);
@@ -217,7 +203,7 @@ TEST_F(ServerAbuseTest, idleKeepAliveClientsLockNobodyOut)
     // 70 keep-alive clients that asked once and stay connected, as pollers between polls.
     std::vector<int> idle;
     for (int i = 0; i < 70; ++i) {
-        const int fd = connectTo(port());
+        const int fd = connectToLoopback(port());
         sendAll(fd, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         char buffer[1024];
         pollfd p { fd, POLLIN, 0 };
@@ -240,7 +226,7 @@ TEST_F(ServerAbuseTest, chunkedBodiesObeyTheBodyLimit)
         = "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
         + std::string(kKey) + "\r\nTransfer-Encoding: chunked\r\n\r\n";
     // 4 MiB in 64 KiB chunks against a 2 MiB limit: 413 once the limit is passed.
-    const int fd = connectTo(port());
+    const int fd = connectToLoopback(port());
     sendAll(fd, head);
     const std::string chunk = "10000\r\n" + std::string(0x10000, ' ') + "\r\n";
     for (int i = 0; i < 64; ++i) {
@@ -290,7 +276,7 @@ TEST_F(ServerAbuseTest, bodiesWithoutAJsonContentTypeAreRead)
     reply = exchange(post("/v1/chat/completions", body, ""));
     EXPECT_EQ(statusOf(reply), 200) << reply.substr(0, 300);
     // curl sends "Expect: 100-continue" before a large body and waits for the go-ahead.
-    const int fd = connectTo(port());
+    const int fd = connectToLoopback(port());
     const std::string request = post("/v1/chat/completions", body, "Expect: 100-continue\r\n");
     const auto headEnd = request.find("\r\n\r\n") + 4;
     sendAll(fd, request.substr(0, headEnd));
@@ -308,7 +294,7 @@ TEST_F(ServerAbuseTest, bodiesWithoutAJsonContentTypeAreRead)
 TEST_F(ServerAbuseTest, halfClosedClientsGetTheirAnswer)
 {
     for (bool stream : { false, true }) {
-        const int fd = connectTo(port());
+        const int fd = connectToLoopback(port());
         sendAll(fd, post("/v1/chat/completions", chatBody("Name a clause", 24, stream).dump(), ""));
         ::shutdown(fd, SHUT_WR); // as some proxies do once the request is sent
         const std::string reply = readUntilClosed(fd);
@@ -456,7 +442,7 @@ TEST(ServerOriginTest, pagesFromOtherOriginsAndRebindingNamesAreRefused)
     const int port = running.http->port();
     const std::string body = chatBody("hi", 2).dump();
     auto exchangeOn = [port](const std::string& request) {
-        const int fd = connectTo(port);
+        const int fd = connectToLoopback(port);
         sendAll(fd, request);
         std::string reply = readUntilClosed(fd);
         ::close(fd);

@@ -286,12 +286,8 @@ TEST_F(ServerApiTest, wholeAnswerClientThatLeavesCancelsItsGeneration)
                              "Authorization: Bearer "
         + std::string(kKey) + "\r\nContent-Type: application/json\r\nContent-Length: "
         + std::to_string(text.size()) + "\r\n\r\n" + text;
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address {};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(std::uint16_t(s_server->http->port()));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const int fd = connectToLoopback(s_server->http->port());
+    ASSERT_GE(fd, 0);
     ASSERT_EQ(::send(fd, head.data(), head.size(), MSG_NOSIGNAL), ssize_t(head.size()));
     // Hang up once the generation runs, long before its 4,000 tokens.
     for (int i = 0; i < 500 && s_server->scheduler->stats().active == 0; ++i)
@@ -339,13 +335,10 @@ TEST(ServerQueueTest, theRequestPastTheDefaultsGets429AtOnce)
         + std::to_string(body.dump().size()) + "\r\n\r\n" + body.dump();
     std::vector<int> clients;
     for (int i = 0; i < admitted; ++i) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in address {};
-        address.sin_family = AF_INET;
-        address.sin_port = htons(std::uint16_t(running.http->port()));
-        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-        ASSERT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
+        const int fd = connectToLoopback(running.http->port());
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(
+            ::send(fd, request.data(), request.size(), MSG_NOSIGNAL), ssize_t(request.size()));
         clients.push_back(fd);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -365,8 +358,7 @@ TEST(ServerQueueTest, theRequestPastTheDefaultsGets429AtOnce)
     ASSERT_TRUE(health);
     EXPECT_EQ(health->status, 200);
     const auto asked = std::chrono::steady_clock::now();
-    auto refused
-        = probe.Post("/v1/chat/completions", chatBody("hi", 4).dump(), "application/json");
+    auto refused = probe.Post("/v1/chat/completions", chatBody("hi", 4).dump(), "application/json");
     const double seconds
         = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
     for (const int fd : clients)

@@ -110,8 +110,8 @@ inline Events readEvents(const std::string& body)
     return out;
 }
 
-// Sends raw bytes on a new connection and returns what comes back before the server closes.
-inline std::string rawExchange(int port, const std::string& head, std::size_t bodyBytes)
+// A new TCP connection to 127.0.0.1:port, or -1.
+inline int connectToLoopback(int port)
 {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address {};
@@ -120,8 +120,17 @@ inline std::string rawExchange(int port, const std::string& head, std::size_t bo
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
         ::close(fd);
-        return {};
+        return -1;
     }
+    return fd;
+}
+
+// Sends raw bytes on a new connection and returns what comes back before the server closes.
+inline std::string rawExchange(int port, const std::string& head, std::size_t bodyBytes)
+{
+    const int fd = connectToLoopback(port);
+    if (fd < 0)
+        return {};
     ::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
     // Sends the body as curl does: until the server answers (then its answer is read, not
     // lost to the reset a close with unread bytes causes) or the body is all sent.
