@@ -1,5 +1,7 @@
 #include "ui/findings_table_model.h"
 
+#include "app/report/report_text.h"
+
 #include <QColor>
 #include <QJsonDocument>
 
@@ -110,7 +112,7 @@ QVariant FindingsTableModel::data(const QModelIndex& index, int role) const
     case PageColumn:
         // A text or DOCX file without page breaks has no page: "-", as the reports say.
         if (role == Qt::DisplayRole)
-            return finding.page > 0 ? QVariant(finding.page) : QVariant(QStringLiteral("-"));
+            return cw::report::pageText(finding.page);
         if (role == SortRole)
             return finding.page;
         if (role == Qt::TextAlignmentRole)

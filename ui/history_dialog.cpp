@@ -1,6 +1,7 @@
 #include "ui/history_dialog.h"
 
 #include "app/history/history_store.h"
+#include "app/report/report_text.h"
 
 #include <QDialogButtonBox>
 #include <QHeaderView>
@@ -94,7 +95,7 @@ QVariant HistoryListModel::data(const QModelIndex& index, int role) const
     case PagesColumn:
         if (m_searchMode)
             return {};
-        return entry.pageCount > 0 ? QVariant(entry.pageCount) : QVariant(QStringLiteral("-"));
+        return cw::report::pageText(entry.pageCount); // "-" for a file without pages
     case FindingsColumn:
         return m_searchMode ? QVariant(m_snippets.value(index.row()))
                             : QVariant(entry.findingCount);
