@@ -363,7 +363,7 @@ private:
     {
         for (const char* k : { "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
                  "minLength", "maxLength", "minItems", "maxItems" }) {
-            const bool itemCount = k[3] == 'I'; // minItems, maxItems
+            const bool itemCount = std::string_view(k).ends_with("Items");
             if (s.contains(k) && !(itemCount && itemsEnforced)) {
                 fail(ptr + "/" + k,
                     std::string("'") + k + "' " + where

@@ -2,11 +2,26 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string_view>
 #include <unistd.h>
 
 namespace cw::kernels {
 
 namespace {
+
+struct CudaSwitch {
+    enum class Values {
+        Choice, // one of `values`, separated by '|'
+        List, // a comma-separated subset of `values`
+        Count, // a whole number, 0 or more
+        Any, // read by the build, not checked here
+    };
+    std::string_view name;
+    Values kind;
+    std::string_view values; // Choice and List: "a|b|c"; otherwise how the table shows it
+    std::string_view effect; // the table's text (Markdown)
+    bool benchmarkBuildOnly = false; // compiled in with -DCW_BENCHMARK_SWITCHES=ON only
+};
 
 using Values = CudaSwitch::Values;
 
@@ -32,7 +47,7 @@ const CudaSwitch kSwitches[] = {
         "the one-token integer mat-vec's layout: a block per row, a warp per row, a warp per "
         "two rows, a warp per row staged in shared memory before the wait (default; rows not "
         "4-byte aligned or over 8 KB take the warp rows)" },
-    { "CW_CUDA_INTMM", Values::Count, "0\\|1\\|N",
+    { "CW_CUDA_INTMM", Values::Count, "0|1|N",
         "which products of 9..64 token rows take the int8 tensor-core products instead of "
         "dequantized bf16 + cuBLAS: by default matrices of 65,536 rows and more, i.e. the LM "
         "head (up to 64 rows a pass; +8 % at 32 sequences); `1` every matrix (slower at 32 "
@@ -104,9 +119,8 @@ std::optional<std::string> valueError(const CudaSwitch& s, std::string_view valu
         const auto options = split(s.values, '|');
         for (std::string_view item : split(value, ',')) {
             if (std::find(options.begin(), options.end(), item) == options.end())
-                return where + "'" + std::string(item)
-                    + "' is not one of its parts; give some of " + choices(s)
-                    + ", separated by commas";
+                return where + "'" + std::string(item) + "' is not one of its parts; give some of "
+                    + choices(s) + ", separated by commas";
         }
         return std::nullopt;
     }
@@ -114,22 +128,7 @@ std::optional<std::string> valueError(const CudaSwitch& s, std::string_view valu
     return std::nullopt;
 }
 
-std::vector<std::string> processEnvironment()
-{
-    std::vector<std::string> entries;
-    for (char** entry = environ; entry && *entry; ++entry) {
-        if (std::string_view(*entry).substr(0, kPrefix.size()) == kPrefix)
-            entries.emplace_back(*entry);
-    }
-    return entries;
-}
-
 } // namespace
-
-std::span<const CudaSwitch> cudaSwitches()
-{
-    return kSwitches;
-}
 
 bool benchmarkSwitchesBuiltIn()
 {
@@ -138,14 +137,6 @@ bool benchmarkSwitchesBuiltIn()
 #else
     return false;
 #endif
-}
-
-std::optional<std::string> cudaSwitchValue(std::string_view name)
-{
-    const char* value = std::getenv(std::string(name).c_str());
-    if (!value)
-        return std::nullopt;
-    return std::string(value);
 }
 
 std::optional<std::string> cudaSwitchError(std::span<const std::string> environment)
@@ -180,7 +171,10 @@ std::optional<std::string> cudaSwitchError(std::span<const std::string> environm
 
 std::optional<std::string> cudaSwitchErrorInThisProcess()
 {
-    return cudaSwitchError(processEnvironment());
+    std::vector<std::string> environment;
+    for (char** entry = environ; entry && *entry; ++entry)
+        environment.emplace_back(*entry);
+    return cudaSwitchError(environment);
 }
 
 std::vector<std::pair<std::string, std::string>> cudaSwitchesSet()
@@ -189,8 +183,8 @@ std::vector<std::pair<std::string, std::string>> cudaSwitchesSet()
     for (const CudaSwitch& s : kSwitches) {
         if (s.kind == Values::Any)
             continue;
-        if (auto value = cudaSwitchValue(s.name))
-            set.emplace_back(std::string(s.name), *value);
+        if (const char* value = std::getenv(std::string(s.name).c_str()))
+            set.emplace_back(std::string(s.name), value);
     }
     return set;
 }
@@ -199,13 +193,9 @@ std::string cudaSwitchTable()
 {
     std::string table = "| variable | values | effect |\n| --- | --- | --- |\n";
     for (const CudaSwitch& s : kSwitches) {
-        std::string values(s.values);
-        if (s.kind == Values::Choice || s.kind == Values::List) {
-            std::string escaped;
-            for (char c : values)
-                escaped += c == '|' ? std::string("\\|") : std::string(1, c);
-            values = escaped;
-        }
+        std::string values; // '|' would end a Markdown cell
+        for (char c : s.values)
+            values += c == '|' ? std::string("\\|") : std::string(1, c);
         table += "| `" + std::string(s.name) + "` | " + values + " | " + std::string(s.effect)
             + " |\n";
     }

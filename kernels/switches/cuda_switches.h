@@ -12,33 +12,13 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace cw::kernels {
 
-struct CudaSwitch {
-    enum class Values {
-        Choice, // one of `values`, separated by '|'
-        List, // a comma-separated subset of `values`
-        Count, // a whole number, 0 or more
-        Any, // read by the build, not checked here
-    };
-    std::string_view name;
-    Values kind;
-    std::string_view values; // Choice and List: "a|b|c"; otherwise how the table shows it
-    std::string_view effect; // the table's text (Markdown)
-    bool benchmarkBuildOnly = false; // compiled in with -DCW_BENCHMARK_SWITCHES=ON only
-};
-
-std::span<const CudaSwitch> cudaSwitches();
-
 // Whether this build has the benchmark-only switches (CW_CUDA_SKIP).
 bool benchmarkSwitchesBuiltIn();
-
-// The value of switch `name` in this process's environment, or nullopt when unset.
-std::optional<std::string> cudaSwitchValue(std::string_view name);
 
 // Checks every CW_CUDA_ variable of `environment` ("NAME=value" strings): the first unknown
 // name, value outside its switch's values, or benchmark-only switch in a build without them,
@@ -49,7 +29,7 @@ std::optional<std::string> cudaSwitchErrorInThisProcess();
 // The switches set in this process (name, value), in the table's order; for bench's JSON.
 std::vector<std::pair<std::string, std::string>> cudaSwitchesSet();
 
-// The Markdown table of kernels/cuda/PERFORMANCE.md, from the list above.
+// The Markdown table of kernels/cuda/PERFORMANCE.md, from the list in cuda_switches.cpp.
 std::string cudaSwitchTable();
 
 } // namespace cw::kernels
