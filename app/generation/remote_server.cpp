@@ -1,6 +1,7 @@
 #include "app/generation/remote_server.h"
 
 #include <QEventLoop>
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -9,6 +10,14 @@
 #include <QTimer>
 
 namespace cw::generation {
+
+Result<QString> readApiKeyFile(const QString& path)
+{
+    QFile keys(path);
+    if (!keys.open(QIODevice::ReadOnly))
+        return makeError(keys.errorString().toStdString());
+    return QString::fromUtf8(keys.readLine()).trimmed();
+}
 
 Result<QUrl> RemoteServer::endpoint(const QString& path) const
 {

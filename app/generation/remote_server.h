@@ -27,6 +27,10 @@ struct RemoteServer {
     QNetworkRequest request(const QUrl& url) const; // with the key and JSON content type
 };
 
+// The key in an API key file (`--api-key-file`): its first line, trimmed. Errors: why the file
+// cannot be read (Qt's words).
+Result<QString> readApiKeyFile(const QString& path);
+
 // GET /v1/models without waiting (for the UI thread): the reply, or an error for a bad URL.
 // readRemoteModels reads it once it has finished.
 Result<QNetworkReply*> requestRemoteModels(

@@ -185,10 +185,14 @@ if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=v
     done
   done
 fi
-if has appbench; then
-  A=/tmp/app
-  mkdir -p $A && tar xJf .device-carry/app/app-bench.tar.xz -C $A || exit 1
+A=/tmp/app
+unpack_app() { # the archive of tests/gpu/pack_app_bench.sh, once a call
+  [[ -x $A/bin/bench_server_load ]] && return 0
+  mkdir -p $A && tar xJf .device-carry/app/app-bench.tar.xz -C $A || return 1
   [[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; } # paths compiled in
+}
+if has appbench; then
+  unpack_app || exit 1
   export LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH
   if [[ ! -f $M ]]; then
     [[ -n "$synth_pid" ]] && wait $synth_pid
@@ -230,9 +234,7 @@ if has appbench; then
   cat "$R"
 fi
 if has abuse; then # issue 36's load at its own scale, on this machine's 16 cores (CPU, tiny model)
-  A=/tmp/app
-  [[ -x $A/bin/bench_server_load ]] || { mkdir -p $A && tar xJf .device-carry/app/app-bench.tar.xz -C $A; }
-  [[ -e /work/main ]] || { mkdir -p /work && ln -s "$PWD" /work/main; }
+  unpack_app || exit 1
   LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH timeout 300 $A/bin/bench_server_load \
     --model tests/data/golden/models/qwen3_moe_a --threads 8 --parallel 32 --clients 200 \
     --requests 4000 --max-tokens 32 --slowloris 100 --oversized 10 --oversized-mibps 8 \

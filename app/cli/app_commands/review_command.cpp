@@ -8,6 +8,7 @@
 // tracked changes and comments giving the reasons.
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_usage.h"
+#include "app/generation/remote_server.h"
 #include "app/history/history_database.h"
 #include "app/playbook/playbook.h"
 #include "app/redline/redline_export.h"
@@ -15,7 +16,6 @@
 #include "app/review/review_pipeline.h"
 
 #include <CLI/CLI.hpp>
-#include <QFile>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QMap>
@@ -125,13 +125,13 @@ int runReview(std::span<char*> args)
     options.remote.model = QString::fromStdString(serverModel);
     options.remote.apiKey = qEnvironmentVariable("CW_API_KEY");
     if (!keyFile.empty()) {
-        QFile keys(QString::fromStdString(keyFile));
-        if (!keys.open(QIODevice::ReadOnly)) {
+        auto key = cw::generation::readApiKeyFile(QString::fromStdString(keyFile));
+        if (!key) {
             std::fprintf(stderr, "review: --api-key-file %s: %s\n", keyFile.c_str(),
-                qPrintable(keys.errorString()));
+                key.error().message.c_str());
             return 1;
         }
-        options.remote.apiKey = QString::fromUtf8(keys.readLine()).trimmed();
+        options.remote.apiKey = *key;
     }
     if (backends.empty())
         backends = server.empty() ? "local" : (model.empty() ? "remote" : "remote,local");

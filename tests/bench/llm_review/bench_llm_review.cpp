@@ -81,10 +81,10 @@ int main(int argc, char** argv)
         generation::RemoteServer server;
         server.baseUrl = parser.value(serverOption);
         if (parser.isSet(keyOption)) {
-            QFile keyFile(parser.value(keyOption));
-            if (!keyFile.open(QIODevice::ReadOnly))
-                return fail(parser.value(keyOption).toStdString() + ": cannot be read");
-            server.apiKey = QString::fromUtf8(keyFile.readLine()).trimmed();
+            auto key = generation::readApiKeyFile(parser.value(keyOption));
+            if (!key)
+                return fail(parser.value(keyOption).toStdString() + ": " + key.error().message);
+            server.apiKey = *key;
         }
         generator = std::make_unique<generation::RemoteGenerator>(server);
     } else {
@@ -120,11 +120,12 @@ int main(int argc, char** argv)
         return 1;
     }
     reviewOptions.groups = *groups;
-    auto result = remote
-        ? llm::runModelReview(*generator, fast->document, fast->clauses, fast->findings,
-              *playbook, [] { return false; }, {}, reviewOptions)
-        : llm::runModelReview(*session, fast->document, fast->clauses, fast->findings, *playbook,
-              [] { return false; }, {}, reviewOptions);
+    auto result = remote ? llm::runModelReview(
+                      *generator, fast->document, fast->clauses, fast->findings, *playbook,
+                      [] { return false; }, {}, reviewOptions)
+                         : llm::runModelReview(
+                             *session, fast->document, fast->clauses, fast->findings, *playbook,
+                             [] { return false; }, {}, reviewOptions);
     if (!result)
         return fail(result.error().message);
     const double batchSeconds = result->seconds;
@@ -132,11 +133,11 @@ int main(int argc, char** argv)
     const QString modelName = remote ? generator->name() : session->name();
     QJsonObject figures { { QStringLiteral("path"),
                               remote ? QStringLiteral("server") : QStringLiteral("in-process") },
-        { QStringLiteral("device"), remote ? parser.value(serverOption) : parser.value(deviceOption) },
+        { QStringLiteral("device"),
+            remote ? parser.value(serverOption) : parser.value(deviceOption) },
         { QStringLiteral("model"), modelName }, { QStringLiteral("contract"), contract },
         { QStringLiteral("chars"), double(fast->document.text.size()) },
-        { QStringLiteral("load_seconds"), loadSeconds },
-        { QStringLiteral("questions"), questions },
+        { QStringLiteral("load_seconds"), loadSeconds }, { QStringLiteral("questions"), questions },
         { QStringLiteral("passages"), double(result->plan.passages.size()) },
         { QStringLiteral("prompt_tokens"), double(result->promptTokens) },
         { QStringLiteral("shared_prefix_tokens"), double(result->sharedPrefixTokens) },
