@@ -9,8 +9,8 @@
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
 # "cpu" measures the CPU backend on this machine's cores beside llama.cpp's CPU build (made here,
-# native): tests/bench/decode's decode_bench, built on the developer's machine and carried in
-# .device-carry/cpu, against llama-bench at the same thread count, on the same file.
+# native): bench --device cpu against llama-bench at all cores and half of them, on the same file
+# (needs "build" or "prebuilt" for the command-line tool).
 # "ab" runs the batch-1 decode benchmark under each setting of $AB (e.g. AB="CW_CUDA_INTMV=warp
 # CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call; $AB_ARGS replaces the
 # benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
@@ -102,7 +102,7 @@ if has build; then
   # The command-line tool first: the benchmark file is written while the tests build and run.
   ninja -C build-dev -j16 clausewright-cli >"$L/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
-  if { has bench || has ab || has profile || has peer; } && [[ ! -f $M ]]; then
+  if { has bench || has ab || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
     synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
@@ -262,14 +262,17 @@ if has peer; then
 fi
 if has cpu; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
-  threads=$(nproc)
   lscpu | grep -E "Model name|^CPU\(s\)|Flags" | cut -c1-200
-  # After llama.cpp's build: ours must not share the cores with a compiler.
+  # After llama.cpp's build: ours must not share the cores with a compiler. bench --device cpu is
+  # the figure reported (issue 32), at all cores and at half of them, llama-bench beside it.
   wait $cpu_peer_pid; tail -1 "$L/cpu_peer_build.log"
-  timeout 240 .device-carry/cpu/decode_bench $M --prompt 512 --decode 16 --threads $threads 2>&1 \
-    | tee "$L/cpu_ours.log" | tail -12
-  timeout 240 /tmp/peer-cpu/llama.cpp-*/build/bin/llama-bench -m $M -t $threads -p 512 -n 16 -r 1 \
-    -o md 2>"$L/cpu_peer.err" | tee "$OUT/cpu_peer_bench.md"
+  : >"$OUT/cpu_bench.jsonl"
+  for threads in $(nproc) $(( $(nproc) / 2 )); do
+    timeout 200 $B bench --model $M --device cpu --threads $threads --prompt-tokens 512 \
+      --gen-tokens 16 --repeat 2 2>>"$L/cpu_ours.err" | tail -1 | tee -a "$OUT/cpu_bench.jsonl"
+  done
+  timeout 240 /tmp/peer-cpu/llama.cpp-*/build/bin/llama-bench -m $M -t $(nproc),$(( $(nproc) / 2 )) \
+    -p 512 -n 16 -r 2 -o md 2>"$L/cpu_peer.err" | tee "$OUT/cpu_peer_bench.md"
 fi
 if has sanitize; then
   T=/tmp/models/tiny36.gguf

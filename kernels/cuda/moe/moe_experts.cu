@@ -122,12 +122,10 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
     if (tokens <= moe::kDecodeMaxTokens || !moe::groupable(gate, up, down))
         return moe::routedExpertsDecodeDirect(
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
-    // The grouped matrix-vector path serves only shapes the tiles cannot take since f023f44,
-    // for "different bits on a graph replay at 300 tokens". Read again (2026-12-04), that was
-    // the test's own mistake, fixed in 9223bac: it compared the mat-vec's f32 bits with the
-    // dispatch's bf16 tiles. Giving it 33..128 tokens back (H200, moe_paths.h: 894 against
-    // 1,173 us at 64) waits for gpu_moe and compute-sanitizer racecheck on the card.
-    if (!moe::tileable(gate, down))
+    // f023f44 kept the grouped mat-vec to the shapes the tiles cannot take, for "different bits
+    // on a graph replay at 300 tokens": the test's own mistake (it compared the mat-vec's f32
+    // bits with the dispatch's bf16 tiles), fixed in 9223bac.
+    if (tokens <= moe::kGroupedMatVecMaxTokens || !moe::tileable(gate, down))
         return moe::routedExpertsGroupedMatVec(
             x, tokens, ids, weights, k, gate, up, down, out, scratch, stream);
     return moe::routedExpertsGroupedTiles(

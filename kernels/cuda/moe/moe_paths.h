@@ -16,12 +16,18 @@ namespace cw::kernels::cuda::moe {
 // Token rows at or under kDecodeMaxTokens take the per-(token, choice) kernels reading rows
 // straight from device memory; above it, per-expert tiles (bf16 tensor cores, or f32 FMA for
 // GemmPrecision::Float32/TensorFloat32). The grouped matrix-vector path (pairs grouped by
-// expert, each expert's rows read once for all its tokens) serves only the shapes the tiles
-// cannot take (moe_experts.cu says why). Measured on the H200 (sm_90), Qwen3.6 shapes
+// expert, each expert's rows read once for all its tokens) serves the batches up to
+// kGroupedMatVecMaxTokens and the shapes the tiles cannot take. Measured on the H200 (sm_90), Qwen3.6 shapes
 // (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us, tiles 992 us; 64 tokens
 // direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles 1542 us; 256 tokens matvec
 // 2205 us, tiles 1563 us.
 constexpr std::int64_t kDecodeMaxTokens = 32;
+
+// From kDecodeMaxTokens + 1 to kGroupedMatVecMaxTokens token rows the grouped matrix-vector path
+// (each expert's rows read once for its few tokens) beats the tiles, which waste most of a
+// 128-row tile below 128 (figures above: 894 against 1,173 us at 64 tokens, 1,327 against
+// 1,542 at 128). Its products are f32, at least as precise as any precision asked for.
+constexpr std::int64_t kGroupedMatVecMaxTokens = 128;
 
 // Token rows per tile of one expert in the grouped products (not measured; chosen by
 // reasoning: the bf16 tile is moe_grouped_gemm.cu's 128 x 128, the f32 one its 64 x 64).

@@ -3,7 +3,7 @@
 // engine/models/moe_layer.cpp): the router's softmax and top-k and its fused decode form, the
 // routed experts through the dispatch and through each of its paths (decode, direct, int8,
 // grouped mat-vec, grouped tiles) at 4..256 experts, top-1..10 and token counts across
-// kDecodeMaxTokens (32) and 128 (the grouped mat-vec path's old bound), the grouping of pairs
+// kDecodeMaxTokens (32) and kGroupedMatVecMaxTokens (128), the grouping of pairs
 // by expert (gather) and the combine back into token rows (scatter), and the shared expert's
 // gate.
 #include "kernels/cpu/ops/ops.h"

@@ -294,16 +294,15 @@ protected:
                 }
                 ASSERT_EQ(out.size(), ref.size());
                 const ErrorFigures f = compare(out, ref);
-                // bf16 tiles (the dispatch's choice above kDecodeMaxTokens while the grouped
-                // mat-vec is off) and the integer products (two int8 planes of x and h; the
+                // bf16 tiles (the dispatch's choice above kGroupedMatVecMaxTokens) and the integer products (two int8 planes of x and h; the
                 // dispatch takes them up to kDecodeMaxTokens for block types): 1e-2 relative
                 // error against the CPU's f32 products; every f32 path 1e-5.
                 const bool intTypes = !c.mixed
                     && kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->blockSize > 1
                     && kernels::tensorTypeTraits(std::uint32_t(c.down))->blockSize > 1;
                 const bool approximate = path == Path::TilesBf16 || path == Path::DecodeInt8
-                    || (path == Path::Dispatch && tokens > kernels::cuda::moe::kDecodeMaxTokens
-                        && !c.mixed)
+                    || (path == Path::Dispatch
+                        && tokens > kernels::cuda::moe::kGroupedMatVecMaxTokens && !c.mixed)
                     || (path == Path::Dispatch && tokens <= kernels::cuda::moe::kDecodeMaxTokens
                         && intTypes);
                 const double tolerance = approximate ? 1e-2 : 1e-5;
@@ -324,7 +323,7 @@ protected:
     }
 };
 
-const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 32, 40, 300 };
+const std::vector<std::int64_t> kTokenCounts = { 1, 3, 8, 32, 40, 128, 129, 300 };
 
 TEST_F(RoutedExpertsTest, matchesCpuForTheModelTypes)
 {
@@ -372,6 +371,7 @@ TEST_F(RoutedExpertsTest, isDeterministicAndReplaysFromACapturedGraph)
     for (const auto& [tokens, path] : { std::pair { std::int64_t(8), Path::Decode },
              std::pair { std::int64_t(8), Path::DecodeInt8 },
              std::pair { std::int64_t(32), Path::DecodeInt8 },
+             std::pair { std::int64_t(64), Path::Dispatch },
              std::pair { std::int64_t(300), Path::GroupedMatVec },
              std::pair { std::int64_t(300), Path::TilesBf16 } }) {
         std::mt19937 rng { unsigned(tokens) };
