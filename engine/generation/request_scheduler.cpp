@@ -352,6 +352,7 @@ void RequestScheduler::step()
         publishStats(0, 0, 0);
         return;
     }
+    const std::vector<Result<std::int32_t>> chosen = chooseOnHost(stepped, forward, *out);
     std::int64_t promptFed = 0, generated = 0;
     std::size_t hostRow = 0;
     for (std::size_t row = 0; row < stepped.size(); ++row) {
@@ -359,25 +360,51 @@ void RequestScheduler::step()
         const std::size_t n = forward[row].tokens.size();
         if (!decode)
             promptFed += std::int64_t(n);
-        generated
-            += afterStep(*stepped[row], decode ? 0 : n, forward[row].hostLogits, *out, row, hostRow)
-            ? 1
-            : 0;
+        const Result<std::int32_t>* choice = forward[row].hostLogits ? &chosen[hostRow++] : nullptr;
+        generated += afterStep(*stepped[row], decode ? 0 : n, choice, *out, row) ? 1 : 0;
     }
     std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
     publishStats(promptFed, generated, stepped.size());
 }
 
+std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(
+    const std::vector<Slot*>& stepped, const std::vector<ForwardRequest>& forward,
+    const StepOutput& out)
+{
+    std::vector<Slot*> slots;
+    for (std::size_t row = 0; row < stepped.size(); ++row)
+        if (forward[row].hostLogits)
+            slots.push_back(stepped[row]);
+    std::vector<Result<std::int32_t>> chosen(slots.size(), std::int32_t(-1));
+    const std::size_t vocab = std::size_t(m_model.vocabSize());
+    // A logits row exists only for a decode or the last chunk of a prompt, so each of these
+    // rows asks for a token (a request cancelled by its progress callback wastes one).
+    auto choose = [&](std::int64_t begin, std::int64_t end) {
+        for (std::int64_t i = begin; i < end; ++i) {
+            Slot& slot = *slots[std::size_t(i)];
+            const auto logits = std::span<const float>(out.logits).subspan(vocab * std::size_t(i), vocab);
+            chosen[std::size_t(i)] = slot.answer.choose(logits, slot.request.prompt);
+        }
+    };
+    if (slots.size() < 2) {
+        choose(0, std::int64_t(slots.size()));
+        return chosen;
+    }
+    // Eight threads at most: sampling 248,320 logits takes about a millisecond, and a
+    // scheduler beside a CPU backend must not take every core from it between steps.
+    if (!m_choosers)
+        m_choosers = std::make_unique<kernels::ThreadPool>(
+            int(std::min(8u, std::max(1u, std::thread::hardware_concurrency()))));
+    m_choosers->parallelFor(std::int64_t(slots.size()), choose);
+    return chosen;
+}
+
 // After a step: a prompt chunk moves the prompt on (and a leader leaves its prefix in the
 // cache); a finished prompt or a decode row gives the next token. Returns whether a token was
 // generated.
-bool RequestScheduler::afterStep(Slot& slot, std::size_t promptFed, bool hostLogits,
-    const StepOutput& out, std::size_t row, std::size_t& hostRow)
+bool RequestScheduler::afterStep(Slot& slot, std::size_t promptFed,
+    const Result<std::int32_t>* chosen, const StepOutput& out, std::size_t row)
 {
-    const std::size_t vocab = std::size_t(m_model.vocabSize());
-    std::span<const float> logits;
-    if (hostLogits)
-        logits = std::span<const float>(out.logits).subspan(vocab * hostRow++, vocab);
     const auto& prompt = slot.request.prompt;
     if (slot.pending) {
         slot.pending.reset();
@@ -401,13 +428,12 @@ bool RequestScheduler::afterStep(Slot& slot, std::size_t promptFed, bool hostLog
             return false; // more of its prompt next step
     }
     std::int32_t token = out.greedy[row];
-    if (hostLogits) {
-        auto chosen = slot.answer.choose(logits, prompt);
-        if (!chosen) {
-            fail(slot, chosen.error().message);
+    if (chosen) {
+        if (!*chosen) {
+            fail(slot, chosen->error().message);
             return false;
         }
-        token = *chosen;
+        token = **chosen;
     }
     if (!slot.firstToken)
         slot.firstToken = Clock::now();

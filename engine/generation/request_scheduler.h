@@ -5,6 +5,7 @@
 #include "engine/generation/prefix_cache.h"
 #include "engine/runtime/model.h"
 #include "engine/sampling/grammar_constraint.h"
+#include "kernels/cpu/thread_pool.h"
 
 #include <chrono>
 #include <condition_variable>
@@ -109,8 +110,12 @@ private:
     bool leaderLives(std::uint64_t key) const;
     void resumeWaiting();
     void step();
-    bool afterStep(Slot& slot, std::size_t promptFed, bool hostLogits, const StepOutput& out,
-        std::size_t row, std::size_t& hostRow);
+    // The tokens of the rows whose logits crossed to the host (sampled or grammar-masked
+    // requests), chosen side by side: each is a pass over the whole vocabulary.
+    std::vector<Result<std::int32_t>> chooseOnHost(const std::vector<Slot*>& stepped,
+        const std::vector<ForwardRequest>& forward, const StepOutput& out);
+    bool afterStep(Slot& slot, std::size_t promptFed, const Result<std::int32_t>* chosen,
+        const StepOutput& out, std::size_t row);
     void end(Slot& slot, bool cancelled); // reports its result
     void fail(Slot& slot, std::string message); // reports the error
     void publishStats(std::int64_t promptFed, std::int64_t generated, std::size_t width);
@@ -134,6 +139,7 @@ private:
     std::vector<std::unique_ptr<Slot>> m_active; // in the order they joined
     PrefixCache m_cache;
     std::deque<std::vector<std::int32_t>> m_recentPrompts; // to find shared prefixes in
+    std::unique_ptr<kernels::ThreadPool> m_choosers; // made at the first step that needs one
     std::thread m_thread;
 };
 

@@ -140,39 +140,51 @@ void applyLogitBias(std::span<float> logits, const std::unordered_map<int32_t, f
             logits[static_cast<size_t>(id)] += b;
 }
 
-std::vector<Candidate> truncatedDistribution(
-    std::span<const float> logits, const SamplingParams& params)
+namespace {
+
+// The processor chain after the penalties, into reusable buffers: a sampled step of a
+// 248,320-token vocabulary touches every logit, so it must not allocate or sort them all.
+// Candidates come out in a deterministic order: sorted (best first, then lower id) where
+// top-k or top-p needs an order, else the best first and the rest in id order.
+void distributionInto(std::span<const float> logits, const SamplingParams& params,
+    std::vector<Candidate>& c, std::vector<double>& p)
 {
-    std::vector<Candidate> c;
-    for (size_t i = 0; i < logits.size(); ++i) {
-        float l = logits[i];
-        if (std::isnan(l) || l == -std::numeric_limits<float>::infinity())
-            continue;
-        if (l == std::numeric_limits<float>::infinity())
-            l = FLT_MAX;
-        c.push_back({ static_cast<int32_t>(i), l, 0.0f });
-    }
-    if (c.empty())
-        return c;
+    c.clear();
+    // NaN and -inf are never candidates; +inf counts as the largest float. One pass for the
+    // best (lowest id among equals): NaN compares false, so the plain loop skips it.
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    auto value = [](float l) { return l == kInf ? FLT_MAX : l; };
+    auto usable = [](float l) { return l > -kInf; };
+    std::int64_t best = -1;
+    float bestSeen = -kInf;
+    for (std::size_t i = 0; i < logits.size(); ++i)
+        if (logits[i] > bestSeen) {
+            bestSeen = logits[i];
+            best = std::int64_t(i);
+        }
+    if (best < 0)
+        return;
+    if (bestSeen == kInf || bestSeen == FLT_MAX) // +inf ties with FLT_MAX: the lowest id of them
+        best = std::find_if(logits.begin(), logits.end(), [&](float l) { return value(l) == FLT_MAX; })
+            - logits.begin();
+    const float bestLogit = value(logits[std::size_t(best)]);
     if (greedy(params.temperature)) {
-        const auto best = std::min_element(c.begin(), c.end(), before);
-        return { { best->id, best->logit, 1.0f } };
+        c.push_back({ int32_t(best), bestLogit, 1.0f });
+        return;
     }
-    // Top-k first (a partial selection), then one sort of what is left.
+    c.push_back({ int32_t(best), bestLogit, 0.0f });
+    for (std::size_t i = 0; i < logits.size(); ++i)
+        if (std::int64_t(i) != best && usable(logits[i]))
+            c.push_back({ int32_t(i), value(logits[i]), 0.0f });
     if (params.topK > 0 && static_cast<size_t>(params.topK) < c.size()) {
         std::nth_element(c.begin(), c.begin() + params.topK, c.end(), before);
         c.resize(static_cast<size_t>(params.topK));
     }
-    // Top-p needs the candidates in order, and after top-k their order depends on the
-    // library's nth_element: sort then. Otherwise they stay in id order (deterministic too)
-    // with the best one swapped to the front.
-    if (params.topP < 1.0f || params.topK > 0)
+    if (params.topK > 0)
         std::sort(c.begin(), c.end(), before);
-    else
-        std::iter_swap(c.begin(), std::min_element(c.begin(), c.end(), before));
     const double invT = 1.0 / static_cast<double>(params.temperature);
-    const double top = static_cast<double>(c.front().logit) * invT;
-    std::vector<double> p(c.size());
+    const double top = static_cast<double>(bestLogit) * invT;
+    p.resize(c.size());
     double sum = 0.0;
     for (size_t i = 0; i < c.size(); ++i) {
         p[i] = std::exp(static_cast<double>(c[i].logit) * invT - top);
@@ -180,12 +192,38 @@ std::vector<Candidate> truncatedDistribution(
     }
     size_t keep = c.size();
     if (params.topP < 1.0f) {
-        double cum = 0.0;
-        for (size_t i = 0; i < c.size(); ++i) {
-            cum += p[i] / sum;
-            if (cum >= static_cast<double>(params.topP)) {
-                keep = i + 1;
-                break;
+        // The smallest sorted prefix reaching topP: sort a prefix that grows until it does
+        // (a few dozen candidates for a trained model), not the whole vocabulary. The sorted
+        // prefix is the same as a full sort's: `before` is a total order.
+        if (params.topK == 0) {
+            auto weight = [&](const Candidate& x) {
+                return std::exp(static_cast<double>(x.logit) * invT - top); // as p above
+            };
+            size_t sorted = 0;
+            size_t want = std::min<size_t>(64, c.size());
+            double cum = 0.0;
+            keep = 0;
+            while (keep == 0) {
+                std::partial_sort(c.begin() + std::ptrdiff_t(sorted),
+                    c.begin() + std::ptrdiff_t(want), c.end(), before);
+                for (size_t i = sorted; i < want && keep == 0; ++i) {
+                    cum += weight(c[i]) / sum;
+                    if (cum >= static_cast<double>(params.topP) || i + 1 == c.size())
+                        keep = i + 1;
+                }
+                sorted = want;
+                want = std::min(c.size(), want * 8);
+            }
+            for (size_t i = 0; i < keep; ++i)
+                p[i] = weight(c[i]);
+        } else {
+            double cum = 0.0;
+            for (size_t i = 0; i < c.size(); ++i) {
+                cum += p[i] / sum;
+                if (cum >= static_cast<double>(params.topP)) {
+                    keep = i + 1;
+                    break;
+                }
             }
         }
     }
@@ -209,6 +247,16 @@ std::vector<Candidate> truncatedDistribution(
         kept += p[i];
     for (size_t i = 0; i < keep; ++i)
         c[i].p = static_cast<float>(p[i] / kept);
+}
+
+} // namespace
+
+std::vector<Candidate> truncatedDistribution(
+    std::span<const float> logits, const SamplingParams& params)
+{
+    std::vector<Candidate> c;
+    std::vector<double> p;
+    distributionInto(logits, params, c, p);
     return c;
 }
 
@@ -225,7 +273,8 @@ void Sampler::reset()
 
 Result<int32_t> Sampler::drawFrom(std::span<const float> logits)
 {
-    std::vector<Candidate> c = truncatedDistribution(logits, m_params);
+    std::vector<Candidate>& c = m_candidates;
+    distributionInto(logits, m_params, c, m_probabilities);
     if (c.empty())
         return makeError("sampler: no token can be sampled (every logit is -inf or NaN)");
     if (c.size() == 1)
@@ -245,19 +294,25 @@ Result<int32_t> Sampler::sample(std::span<const float> logits,
     std::span<const int32_t> promptTokens, std::span<const int32_t> generatedTokens,
     GrammarConstraint* constraint)
 {
-    m_work.assign(logits.begin(), logits.end());
-    applyRepetitionPenalty(m_work, m_params.repetitionPenalty, promptTokens, generatedTokens);
-    applyPresenceFrequencyPenalty(
-        m_work, m_params.presencePenalty, m_params.frequencyPenalty, generatedTokens);
-    applyLogitBias(m_work, m_params.logitBias);
+    // The logits are copied only when a processor changes them (a megabyte a token at 248,320).
+    std::span<const float> adjusted = logits;
+    if (m_params.repetitionPenalty != 1.0f || m_params.presencePenalty != 0.0f
+        || m_params.frequencyPenalty != 0.0f || !m_params.logitBias.empty()) {
+        m_work.assign(logits.begin(), logits.end());
+        applyRepetitionPenalty(m_work, m_params.repetitionPenalty, promptTokens, generatedTokens);
+        applyPresenceFrequencyPenalty(
+            m_work, m_params.presencePenalty, m_params.frequencyPenalty, generatedTokens);
+        applyLogitBias(m_work, m_params.logitBias);
+        adjusted = m_work;
+    }
     if (!constraint)
-        return drawFrom(m_work);
+        return drawFrom(adjusted);
     if (constraint->isFinished())
         return makeError("sampler: the grammar already ended (EOS was accepted)");
-    Result<int32_t> first = drawFrom(m_work);
+    Result<int32_t> first = drawFrom(adjusted);
     if (first && *first < constraint->vocabulary().size() && constraint->allows(*first))
         return first;
-    m_masked = m_work;
+    m_masked.assign(adjusted.begin(), adjusted.end());
     constraint->applyMask(m_masked);
     Result<int32_t> second = drawFrom(m_masked);
     if (!second)

@@ -62,8 +62,10 @@ void applyRepetitionPenalty(std::span<float> logits, float penalty,
 void applyPresenceFrequencyPenalty(std::span<float> logits, float presence, float frequency,
     std::span<const int32_t> generatedTokens);
 void applyLogitBias(std::span<float> logits, const std::unordered_map<int32_t, float>& bias);
-// Keeps the finite logits, divides them by the temperature, sorts descending and applies
-// top-k, top-p and min-p in that order; the survivors carry renormalised probabilities.
+// Keeps the finite logits, divides them by the temperature and applies top-k, top-p and min-p
+// in that order; the survivors carry renormalised probabilities. They come sorted (best
+// first, then lower id) when top-k or top-p is on, else the best first and the rest in id
+// order.
 std::vector<Candidate> truncatedDistribution(
     std::span<const float> logits, const SamplingParams& params);
 
@@ -96,6 +98,8 @@ private:
     Rng m_rng;
     std::vector<float> m_work;
     std::vector<float> m_masked;
+    std::vector<Candidate> m_candidates; // the chain's buffers, kept between tokens
+    std::vector<double> m_probabilities;
 };
 
 } // namespace cw::sampling

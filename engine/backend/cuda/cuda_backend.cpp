@@ -379,7 +379,7 @@ Result<void> CudaBackend::initialise()
     const int deltaLayers = m_hostWeights.layersOf(LayerKind::GatedDeltaNet);
     // Shapes the kernels do not take are refused here, by name, rather than failing the first
     // step (transformers accepts any head size; every published Qwen3 model uses 64-256).
-    if (attentionLayers > 0 && (hp.headDim % 16 != 0 || hp.headDim > 256))
+    if (attentionLayers > 0 && !cuda::pagedAttentionTakesHeadDim(hp.headDim))
         return makeError("this model's attention heads have " + std::to_string(hp.headDim)
             + " values; the CUDA backend takes multiples of 16 up to 256. Use --device cpu");
     if (hp.numExperts > 0 && (m_hidden % 8 != 0 || hp.expertFfnSize % 8 != 0))

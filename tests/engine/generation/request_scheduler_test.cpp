@@ -87,21 +87,30 @@ TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
     const auto m = loadGolden(GetParam());
     const auto all = contractQuestions(*m.tokenizer);
     // Plain greedy (the device's argmax), sampled, and greedy with a penalty (host logits):
-    // each step copies only the sampled and penalised rows; every answer must still be the
-    // one it gives alone.
-    std::vector<cw::sampling::SamplingParams> params(3, greedy(24));
+    // each step copies only the sampled and penalised rows, whose tokens are chosen side by
+    // side on the scheduler's threads; every answer must still be the one it gives alone.
+    std::vector<cw::sampling::SamplingParams> params(6, greedy(24));
     params[1].temperature = 0.9f;
     params[1].seed = 5;
     params[2].repetitionPenalty = 1.3f;
+    params[3].temperature = 0.8f;
+    params[3].topP = 0.9f;
+    params[3].seed = 6;
+    params[4].temperature = 1.2f;
+    params[4].topK = 5;
+    params[4].seed = 7;
+    params[5].temperature = 0.7f;
+    params[5].minP = 0.1f;
+    params[5].seed = 8;
     std::vector<std::vector<std::int32_t>> expected;
     for (std::size_t i = 0; i < params.size(); ++i)
-        expected.push_back(aloneIds(m, all[i], params[i]));
+        expected.push_back(aloneIds(m, all[i % all.size()], params[i]));
     cw::engine::SchedulerOptions options;
     options.prefixCacheEntries = 0;
     RequestScheduler scheduler(*m.model, *m.tokenizer, options);
     std::vector<AnswerFuture> answers;
     for (std::size_t i = 0; i < params.size(); ++i)
-        answers.push_back(ask(scheduler, all[i], params[i]));
+        answers.push_back(ask(scheduler, all[i % all.size()], params[i]));
     for (std::size_t i = 0; i < params.size(); ++i) {
         auto result = answers[i].get();
         ASSERT_TRUE(result.ok()) << result.error().message;
