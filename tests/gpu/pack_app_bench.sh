@@ -17,7 +17,7 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCW_BUILD_GUI=OFF >/dev/null
 fi
 cmake --build "$build" --target bench_llm_review bench_server_load clausewright-server \
-  clausewright-cli >/dev/null
+  clausewright-cli cuad_classifier field_extractors llm_review >/dev/null
 programs=("$build/tests/bench/llm_review/bench_llm_review"
   "$build/tests/bench/server_load/bench_server_load" "$build/app/server/clausewright-server"
   "$build/app/clausewright-cli")
@@ -25,6 +25,11 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/contracts"
 cp "${programs[@]}" "$stage/bin/"
+# The review's heads and their data, where an installed program looks (bin/../lib/clausewright/
+# plugins): the build tree's folder, compiled into the programs, does not travel.
+mkdir -p "$stage/lib/clausewright/plugins"
+cp "$build"/plugins/*.so "$build"/plugins/cuad_classifier.cwm "$build"/plugins/llm_questions.json \
+  "$stage/lib/clausewright/plugins/"
 # The libraries: found through LD_LIBRARY_PATH there (RUNPATH, which names this build folder,
 # comes after it).
 for program in "${programs[@]}"; do

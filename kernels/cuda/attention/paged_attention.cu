@@ -10,7 +10,6 @@ namespace {
 bool supported(const AttentionShape& shape, const PagedKv& kv)
 {
     return shape.heads > 0 && shape.kvHeads > 0 && shape.heads % shape.kvHeads == 0
-        && shape.headDim > 0 && shape.headDim % 16 == 0 && shape.headDim <= 256
         && kv.kvWidth == shape.kvHeads * shape.headDim;
 }
 
@@ -27,6 +26,8 @@ cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateS
 {
     if (layout.rows <= 0 || layout.sequences <= 0)
         return cudaSuccess;
+    if (!pagedAttentionTakesHeadDim(shape.headDim))
+        return cudaErrorNotSupported;
     if (!supported(shape, kv) || layout.maxContext <= 0)
         return cudaErrorInvalidValue;
     if (decodeStep(layout))

@@ -46,10 +46,18 @@ cudaError_t attentionPrepare(const float* qAll, std::int64_t qAllStride, const f
 // sigmoid(gate[t * gateStride + h * 2 * hd + i]) — pass qAll + hd and qAllStride.
 // out: [T][nH * hd]. Decode steps (one token per sequence) split each sequence's keys over
 // several blocks (flash-decoding) and combine; prefill steps tile queries and keys (bf16
-// tensor cores, or f32 FMAs with shape.exactPrefill).
+// tensor cores, or f32 FMAs with shape.exactPrefill). Head sizes the kernels do not take
+// (pagedAttentionTakesHeadDim) return cudaErrorNotSupported, other bad arguments
+// cudaErrorInvalidValue.
 cudaError_t pagedAttention(const float* q, const float* gate, std::int64_t gateStride,
     const AttentionShape& shape, float scale, const StepLayout& layout, PagedKv kv, int layer,
     float* out, DeviceScratch scratch, cudaStream_t stream);
+// The head sizes the kernels take: multiples of 16 (the prefill tiles' k-steps) up to 256. The
+// backend refuses other models at load with this, by name.
+constexpr bool pagedAttentionTakesHeadDim(int headDim)
+{
+    return headDim > 0 && headDim % 16 == 0 && headDim <= 256;
+}
 // Scratch pagedAttention needs for `layout`; with less it returns cudaErrorInvalidValue.
 // Decode steps: the splits' partial results, sequences x heads x splits x (hd + 2) floats
 // (a few MB). Other steps: the keys and values the step's sequences see, staged as bf16 for

@@ -413,6 +413,11 @@ cudaError_t launchChunkRecurrence(const float* conv, const float* cum, const flo
     if ((columns != 16 && columns != 32) || dims.dv % columns != 0)
         return cudaErrorInvalidValue;
     const bool pipelined = pipeline > 0 || (pipeline < 0 && fits(columns, true));
+    // A slice asked for by Tuning that the card's shared memory cannot hold (dk 256 at 32
+    // columns or double-buffered: 232-414 KB against the H200's 227 KB) is refused as such;
+    // the default choice above always fits where dk <= 256.
+    if (!fits(columns, pipelined))
+        return cudaErrorNotSupported;
     const dim3 grid(dims.dv / columns, dims.nV, rows.sequences);
     const std::size_t bytes = recurrenceSharedBytes(dims.dk, columns, pipelined);
     const bool dk128 = dims.dk == 128;

@@ -121,7 +121,12 @@ void runAddRmsNorm(CaseContext& ctx, std::int64_t rows, std::int64_t n, bool wit
         kernels::ops::rmsNorm(
             wantHidden.data() + r * n, w.data(), n, eps, wantNormed.data() + r * n);
     }
-    ctx.check("hidden", gotHidden, wantHidden, { 1e-6, 1e-7 }, rowsOf(n, "row", "col"));
+    // The gated addend's gate is a dot product over n summed in another order on the device
+    // (a tree, not the loop above): its rounding reaches every element of the row, so the
+    // whole-row L2 bound is that of one rounding of the gate (H200, n 1,001-4,096: up to 5e-7
+    // largest and above 1e-7 L2 against this loop).
+    ctx.check("hidden", gotHidden, wantHidden,
+        withAddend ? Tolerance { 2e-6, 1e-6 } : Tolerance { 1e-6, 1e-7 }, rowsOf(n, "row", "col"));
     ctx.check("normed", gotNormed, wantNormed, { 1e-5, 1e-6 }, rowsOf(n, "row", "col"));
     if (quantized) {
         std::vector<std::int8_t> q;
