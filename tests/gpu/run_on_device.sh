@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [q8agree] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -22,6 +22,9 @@
 # (tests/golden/make_geometries.py: HF folders, float32 logits, GGUFs by clausewright-cli
 # convert) and runs tests/gpu/geometry's geometry_check on the CPU and cuda:0 at f32 (4 shards
 # side by side); its table lands in $OUT/geometry.txt.
+# "q8agree" (after "geometry", in the same call) counts how often ours on cuda:0 and llama.cpp's
+# CUDA build (tests/golden/llama_logits, built with the peer) pick the float32 reference's top-1
+# token on the geometries' Q8_0 and f32 GGUFs (tests/golden/q8_agreement.py); $OUT/q8_agreement.md.
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over short batched generates (3 and 12
@@ -66,15 +69,18 @@ synth() {
   synth_pid=$!
 }
 P=/tmp/peer/llama.cpp
-if has peer; then # built while ours is tested; its benchmark runs after ours, alone on the card
+if has peer || has q8agree; then # built while ours is tested; its benchmark runs after ours, alone
+  # on the card. tests/golden/llama_logits (the peer's logits for q8agree) builds inside it.
   (s=$(date +%s); mkdir -p /tmp/peer && tar xJf .device-carry/peer/llama.cpp-*.tar.xz -C /tmp/peer \
     && ln -sfn /tmp/peer/llama.cpp-* $P \
+    && echo "add_subdirectory($PWD/tests/golden/llama_logits llama_logits)" >>$P/CMakeLists.txt \
     && cmake -S $P -B $P/build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_CUDA=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_COMPILER=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc) \
       -DBUILD_SHARED_LIBS=OFF -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_SERVER=OFF \
       -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF \
       >"$L/peer_build.log" 2>&1 \
-    && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench >>"$L/peer_build.log" 2>&1; \
+    && nice -n 5 ninja -C $P/build -j14 llama-bench llama-batched-bench llama_logits \
+      >>"$L/peer_build.log" 2>&1; \
     echo "llama.cpp build exit $? in $(( $(date +%s) - s )) s" >>"$L/peer_build.log") &
   peer_pid=$!
 fi
@@ -162,6 +168,14 @@ if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OU
     echo "geometry_check done in $(( $(date +%s) - s )) s"
     grep -h -E "rows:" $G/table_*.txt; grep -E " (FAIL|ERROR) " "$OUT/geometry.txt" | head -30
   fi
+fi
+if has q8agree; then # issue 29: Q8_0 top-1 agreement with the float32 reference, ours beside
+  # llama.cpp's CUDA build on geometry's files (run after "geometry" in the same call)
+  wait $peer_pid; tail -1 "$L/peer_build.log"
+  s=$(date +%s)
+  timeout ${Q8AGREE_SECONDS:-300} python3 tests/golden/q8_agreement.py --manifest /tmp/geometry/manifest.json \
+    --cli $B --llama $P/build/bin/llama_logits --out "$OUT/q8_agreement.md" >"$L/q8_agreement.log" 2>&1
+  echo "q8_agreement exit $? in $(( $(date +%s) - s )) s"; tail -4 "$L/q8_agreement.log"
 fi
 if has bench; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
