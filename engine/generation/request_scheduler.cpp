@@ -367,9 +367,8 @@ void RequestScheduler::step()
     publishStats(promptFed, generated, stepped.size());
 }
 
-std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(
-    const std::vector<Slot*>& stepped, const std::vector<ForwardRequest>& forward,
-    const StepOutput& out)
+std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(const std::vector<Slot*>& stepped,
+    const std::vector<ForwardRequest>& forward, const StepOutput& out)
 {
     std::vector<Slot*> slots;
     for (std::size_t row = 0; row < stepped.size(); ++row)
@@ -382,7 +381,8 @@ std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(
     auto choose = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t i = begin; i < end; ++i) {
             Slot& slot = *slots[std::size_t(i)];
-            const auto logits = std::span<const float>(out.logits).subspan(vocab * std::size_t(i), vocab);
+            const auto logits
+                = std::span<const float>(out.logits).subspan(vocab * std::size_t(i), vocab);
             chosen[std::size_t(i)] = slot.answer.choose(logits, slot.request.prompt);
         }
     };
@@ -390,7 +390,7 @@ std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(
         choose(0, std::int64_t(slots.size()));
         return chosen;
     }
-    // Eight threads at most: sampling 248,320 logits takes about a millisecond, and a
+    // Eight threads at most: sampling 248,320 logits takes one to two milliseconds, and a
     // scheduler beside a CPU backend must not take every core from it between steps.
     if (!m_choosers)
         m_choosers = std::make_unique<kernels::ThreadPool>(

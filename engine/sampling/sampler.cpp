@@ -165,8 +165,9 @@ void distributionInto(std::span<const float> logits, const SamplingParams& param
     if (best < 0)
         return;
     if (bestSeen == kInf || bestSeen == FLT_MAX) // +inf ties with FLT_MAX: the lowest id of them
-        best = std::find_if(logits.begin(), logits.end(), [&](float l) { return value(l) == FLT_MAX; })
-            - logits.begin();
+        best = std::find_if(logits.begin(), logits.end(), [&](float l) {
+            return value(l) == FLT_MAX;
+        }) - logits.begin();
     const float bestLogit = value(logits[std::size_t(best)]);
     if (greedy(params.temperature)) {
         c.push_back({ int32_t(best), bestLogit, 1.0f });

@@ -17,10 +17,10 @@ namespace cw::kernels::cuda::moe {
 // straight from device memory; above it, per-expert tiles (bf16 tensor cores, or f32 FMA for
 // GemmPrecision::Float32/TensorFloat32). The grouped matrix-vector path (pairs grouped by
 // expert, each expert's rows read once for all its tokens) serves the batches up to
-// kGroupedMatVecMaxTokens and the shapes the tiles cannot take. Measured on the H200 (sm_90), Qwen3.6 shapes
-// (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us, tiles 992 us; 64 tokens
-// direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles 1542 us; 256 tokens matvec
-// 2205 us, tiles 1563 us.
+// kGroupedMatVecMaxTokens and the shapes the tiles cannot take. Measured on the H200 (sm_90),
+// Qwen3.6 shapes (moe_experts_bench, median): 32 tokens direct 599 us, matvec 624 us, tiles 992 us;
+// 64 tokens direct 1173 us, matvec 894 us; 128 tokens matvec 1327 us, tiles 1542 us; 256 tokens
+// matvec 2205 us, tiles 1563 us.
 constexpr std::int64_t kDecodeMaxTokens = 32;
 
 // From kDecodeMaxTokens + 1 to kGroupedMatVecMaxTokens token rows the grouped matrix-vector path

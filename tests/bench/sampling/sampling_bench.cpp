@@ -105,7 +105,8 @@ int main(int argc, char** argv)
             = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / steps;
         std::printf("  step of 32 sampled rows, %-26s %8.3f ms per step\n",
             parallel ? ("side by side, " + std::to_string(threads) + " threads").c_str()
-                     : "one after another", perStep);
+                     : "one after another",
+            perStep);
     }
     return 0;
 }

@@ -27,7 +27,8 @@ bool readIds(const char* path, std::vector<llama_token>& ids)
     for (const char c : text + ",") {
         if (std::isdigit(static_cast<unsigned char>(c))) {
             number += c;
-        } else if (c == ',' || c == ']' || c == '[' || std::isspace(static_cast<unsigned char>(c))) {
+        } else if (c == ',' || c == ']' || c == '['
+            || std::isspace(static_cast<unsigned char>(c))) {
             if (!number.empty())
                 ids.push_back(llama_token(std::stol(number)));
             number.clear();

@@ -153,8 +153,9 @@ void runAttention(CaseContext& ctx, const Heads& c, const std::vector<StepSequen
     if (launched == cudaErrorNotSupported && !kc::pagedAttentionTakesHeadDim(hd)) {
         // Refused by name, as the backend refuses such a model at load (cuda_backend.cpp).
         cudaGetLastError();
-        ctx.skip("head dim " + std::to_string(hd) + " refused (cudaErrorNotSupported): the "
-            "kernels take multiples of 16 up to 256");
+        ctx.skip("head dim " + std::to_string(hd)
+            + " refused (cudaErrorNotSupported): the "
+              "kernels take multiples of 16 up to 256");
         return;
     }
     BO_CUDA_OK(launched);

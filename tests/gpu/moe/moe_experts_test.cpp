@@ -294,9 +294,10 @@ protected:
                 }
                 ASSERT_EQ(out.size(), ref.size());
                 const ErrorFigures f = compare(out, ref);
-                // bf16 tiles (the dispatch's choice above kGroupedMatVecMaxTokens) and the integer products (two int8 planes of x and h; the
-                // dispatch takes them up to kDecodeMaxTokens for block types): 1e-2 relative
-                // error against the CPU's f32 products; every f32 path 1e-5.
+                // bf16 tiles (the dispatch's choice above kGroupedMatVecMaxTokens) and the integer
+                // products (two int8 planes of x and h; the dispatch takes them up to
+                // kDecodeMaxTokens for block types): 1e-2 relative error against the CPU's f32
+                // products; every f32 path 1e-5.
                 const bool intTypes = !c.mixed
                     && kernels::tensorTypeTraits(std::uint32_t(c.gateUp))->blockSize > 1
                     && kernels::tensorTypeTraits(std::uint32_t(c.down))->blockSize > 1;
