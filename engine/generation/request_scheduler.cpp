@@ -354,13 +354,12 @@ void RequestScheduler::step()
     }
     const std::vector<Result<std::int32_t>> chosen = chooseOnHost(stepped, forward, *out);
     std::int64_t promptFed = 0, generated = 0;
-    std::size_t hostRow = 0;
     for (std::size_t row = 0; row < stepped.size(); ++row) {
         const bool decode = stepped[row]->pending.has_value();
         const std::size_t n = forward[row].tokens.size();
         if (!decode)
             promptFed += std::int64_t(n);
-        const Result<std::int32_t>* choice = forward[row].hostLogits ? &chosen[hostRow++] : nullptr;
+        const Result<std::int32_t>* choice = forward[row].hostLogits ? &chosen[row] : nullptr;
         generated += afterStep(*stepped[row], decode ? 0 : n, choice, *out, row) ? 1 : 0;
     }
     std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
@@ -370,24 +369,24 @@ void RequestScheduler::step()
 std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(const std::vector<Slot*>& stepped,
     const std::vector<ForwardRequest>& forward, const StepOutput& out)
 {
-    std::vector<Slot*> slots;
+    std::vector<std::size_t> rows; // out.logits holds these rows' logits, in this order
     for (std::size_t row = 0; row < stepped.size(); ++row)
         if (forward[row].hostLogits)
-            slots.push_back(stepped[row]);
-    std::vector<Result<std::int32_t>> chosen(slots.size(), std::int32_t(-1));
+            rows.push_back(row);
+    std::vector<Result<std::int32_t>> chosen(stepped.size(), std::int32_t(-1));
     const std::size_t vocab = std::size_t(m_model.vocabSize());
     // A logits row exists only for a decode or the last chunk of a prompt, so each of these
     // rows asks for a token (a request cancelled by its progress callback wastes one).
     auto choose = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t i = begin; i < end; ++i) {
-            Slot& slot = *slots[std::size_t(i)];
+            const std::size_t row = rows[std::size_t(i)];
             const auto logits
                 = std::span<const float>(out.logits).subspan(vocab * std::size_t(i), vocab);
-            chosen[std::size_t(i)] = slot.answer.choose(logits, slot.request.prompt);
+            chosen[row] = stepped[row]->answer.choose(logits, stepped[row]->request.prompt);
         }
     };
-    if (slots.size() < 2) {
-        choose(0, std::int64_t(slots.size()));
+    if (rows.size() < 2) {
+        choose(0, std::int64_t(rows.size()));
         return chosen;
     }
     // Eight threads at most: sampling 248,320 logits takes one to two milliseconds, and a
@@ -395,7 +394,7 @@ std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(const std::vect
     if (!m_choosers)
         m_choosers = std::make_unique<kernels::ThreadPool>(
             int(std::min(8u, std::max(1u, std::thread::hardware_concurrency()))));
-    m_choosers->parallelFor(std::int64_t(slots.size()), choose);
+    m_choosers->parallelFor(std::int64_t(rows.size()), choose);
     return chosen;
 }
 

@@ -110,8 +110,8 @@ private:
     bool leaderLives(std::uint64_t key) const;
     void resumeWaiting();
     void step();
-    // The tokens of the rows whose logits crossed to the host (sampled or grammar-masked
-    // requests), chosen side by side: each is a pass over the whole vocabulary.
+    // Per row of the step, the token of each row whose logits crossed to the host (sampled or
+    // grammar-masked requests), chosen side by side: each is a pass over the whole vocabulary.
     std::vector<Result<std::int32_t>> chooseOnHost(const std::vector<Slot*>& stepped,
         const std::vector<ForwardRequest>& forward, const StepOutput& out);
     bool afterStep(Slot& slot, std::size_t promptFed, const Result<std::int32_t>* chosen,

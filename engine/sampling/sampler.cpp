@@ -185,48 +185,38 @@ void distributionInto(std::span<const float> logits, const SamplingParams& param
         std::sort(c.begin(), c.end(), before);
     const double invT = 1.0 / static_cast<double>(params.temperature);
     const double top = static_cast<double>(bestLogit) * invT;
+    auto weight
+        = [&](const Candidate& x) { return std::exp(static_cast<double>(x.logit) * invT - top); };
     p.resize(c.size());
     double sum = 0.0;
     for (size_t i = 0; i < c.size(); ++i) {
-        p[i] = std::exp(static_cast<double>(c[i].logit) * invT - top);
+        p[i] = weight(c[i]);
         sum += p[i];
     }
     size_t keep = c.size();
     if (params.topP < 1.0f) {
         // The smallest sorted prefix reaching topP: sort a prefix that grows until it does
         // (a few dozen candidates for a trained model), not the whole vocabulary. The sorted
-        // prefix is the same as a full sort's: `before` is a total order.
-        if (params.topK == 0) {
-            auto weight = [&](const Candidate& x) {
-                return std::exp(static_cast<double>(x.logit) * invT - top); // as p above
-            };
-            size_t sorted = 0;
-            size_t want = std::min<size_t>(64, c.size());
-            double cum = 0.0;
-            keep = 0;
-            while (keep == 0) {
-                std::partial_sort(c.begin() + std::ptrdiff_t(sorted),
-                    c.begin() + std::ptrdiff_t(want), c.end(), before);
-                for (size_t i = sorted; i < want && keep == 0; ++i) {
-                    cum += weight(c[i]) / sum;
-                    if (cum >= static_cast<double>(params.topP) || i + 1 == c.size())
-                        keep = i + 1;
-                }
-                sorted = want;
-                want = std::min(c.size(), want * 8);
-            }
-            for (size_t i = 0; i < keep; ++i)
-                p[i] = weight(c[i]);
-        } else {
-            double cum = 0.0;
-            for (size_t i = 0; i < c.size(); ++i) {
-                cum += p[i] / sum;
-                if (cum >= static_cast<double>(params.topP)) {
+        // prefix is the same as a full sort's (`before` is a total order); after top-k the
+        // candidates are sorted already and the partial sorts change nothing. p follows the
+        // candidates it was computed for only until they move, so the prefix's are recomputed.
+        size_t sorted = 0;
+        size_t want = std::min<size_t>(64, c.size());
+        double cum = 0.0;
+        keep = 0;
+        while (keep == 0) {
+            std::partial_sort(c.begin() + std::ptrdiff_t(sorted), c.begin() + std::ptrdiff_t(want),
+                c.end(), before);
+            for (size_t i = sorted; i < want && keep == 0; ++i) {
+                cum += weight(c[i]) / sum;
+                if (cum >= static_cast<double>(params.topP) || i + 1 == c.size())
                     keep = i + 1;
-                    break;
-                }
             }
+            sorted = want;
+            want = std::min(c.size(), want * 8);
         }
+        for (size_t i = 0; i < keep; ++i)
+            p[i] = weight(c[i]);
     }
     c.resize(keep);
     p.resize(keep);

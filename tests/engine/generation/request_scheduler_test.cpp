@@ -89,19 +89,18 @@ TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
     // Plain greedy (the device's argmax), sampled, and greedy with a penalty (host logits):
     // each step copies only the sampled and penalised rows, whose tokens are chosen side by
     // side on the scheduler's threads; every answer must still be the one it gives alone.
-    std::vector<cw::sampling::SamplingParams> params(6, greedy(24));
-    params[1].temperature = 0.9f;
-    params[1].seed = 5;
+    auto sampled = [](float temperature, std::uint64_t seed) {
+        auto p = greedy(24);
+        p.temperature = temperature;
+        p.seed = seed;
+        return p;
+    };
+    std::vector<cw::sampling::SamplingParams> params { greedy(24), sampled(0.9f, 5), greedy(24),
+        sampled(0.8f, 6), sampled(1.2f, 7), sampled(0.7f, 8) };
     params[2].repetitionPenalty = 1.3f;
-    params[3].temperature = 0.8f;
     params[3].topP = 0.9f;
-    params[3].seed = 6;
-    params[4].temperature = 1.2f;
     params[4].topK = 5;
-    params[4].seed = 7;
-    params[5].temperature = 0.7f;
     params[5].minP = 0.1f;
-    params[5].seed = 8;
     std::vector<std::vector<std::int32_t>> expected;
     for (std::size_t i = 0; i < params.size(); ++i)
         expected.push_back(aloneIds(m, all[i % all.size()], params[i]));
