@@ -16,6 +16,7 @@
 #include "engine/models/expert_load.h"
 #include "engine/models/step_timers.h"
 #include "engine/runtime/kv_block_store.h"
+#include "kernels/token_draw.h"
 
 #include <cstdint>
 #include <memory>
@@ -46,12 +47,17 @@ struct BackendStep {
     // With wantLogits, per logitRows entry: whether its logits cross to the host (a sampled
     // or grammar-masked sequence's row) or only its greedy token; empty: every row's.
     std::vector<bool> hostRows;
+    // Per logitRows entry: the token to draw from that row where its logits are (a sampled
+    // sequence's row that needs no host work); empty: every row greedy. A drawn row's token
+    // replaces its greedy one in StepOutput::greedy.
+    std::vector<kernels::TokenDraw> draws;
 };
 
 struct StepOutput {
     std::vector<float> logits; // [rows chosen by hostRows, in order][vocab] when wanted
-    std::vector<std::int32_t>
-        greedy; // per logit row: the highest logit's token (lowest id of equals)
+    // Per logit row: the highest logit's token (lowest id of equals), or the token drawn for
+    // it (BackendStep::draws); -1 where a draw found no usable logit.
+    std::vector<std::int32_t> greedy;
 };
 
 // Which RMSNorm weight a norm applies.

@@ -6,12 +6,23 @@ namespace cw::engine {
 
 namespace {
 
+bool changesLogits(const sampling::SamplingParams& p)
+{
+    return p.repetitionPenalty != 1.0f || p.presencePenalty != 0.0f || p.frequencyPenalty != 0.0f
+        || !p.logitBias.empty();
+}
+
 // Greedy with nothing that changes the logits first: the device's argmax (lowest id among
 // equals, as the sampler's) is the token.
 bool plainGreedy(const sampling::SamplingParams& p, const sampling::GrammarConstraint* constraint)
 {
-    return p.temperature < 1e-6f && !constraint && p.repetitionPenalty == 1.0f
-        && p.presencePenalty == 0.0f && p.frequencyPenalty == 0.0f && p.logitBias.empty();
+    return p.temperature < 1e-6f && !constraint && !changesLogits(p);
+}
+
+// Sampled with nothing that needs the host first: the draw can be made where the logits are.
+bool plainDraw(const sampling::SamplingParams& p, const sampling::GrammarConstraint* constraint)
+{
+    return p.temperature >= 1e-6f && !constraint && !changesLogits(p);
 }
 
 } // namespace
@@ -26,7 +37,13 @@ AnswerProgress::AnswerProgress(const sampling::SamplingParams& params,
     , m_onText(std::move(onText))
     , m_context(context)
     , m_needsLogits(!plainGreedy(params, constraint))
+    , m_drawable(plainDraw(params, constraint))
 {
+}
+
+kernels::TokenDraw AnswerProgress::nextDraw()
+{
+    return m_sampler.nextDraw();
 }
 
 Result<std::int32_t> AnswerProgress::choose(

@@ -5,6 +5,7 @@
 #include "engine/sampling/sampler.h"
 #include "engine/sampling/stop_condition.h"
 #include "engine/tokenizer/streaming_detokenizer.h"
+#include "kernels/token_draw.h"
 
 #include <cstdint>
 #include <span>
@@ -32,6 +33,11 @@ public:
     // True when the next token needs the logits on the host: sampled, penalised, biased or
     // grammar-masked. Otherwise the model's greedy token (chosen on the device) is the answer's.
     bool needsLogits() const { return m_needsLogits; }
+    // True when the next token is a plain draw (temperature, top-k, top-p, min-p; no penalty,
+    // bias or grammar) that the backend can make where the logits are; nextDraw() then gives
+    // it, taking the draw's uniform from the answer's seeded stream.
+    bool drawable() const { return m_drawable; }
+    kernels::TokenDraw nextDraw();
 
     // Draws the next token from a logits row (sampler, then grammar). Errors: nothing can be
     // sampled, the grammar refuses every token.
@@ -58,6 +64,7 @@ private:
     TextCallback m_onText;
     std::int64_t m_context;
     bool m_needsLogits;
+    bool m_drawable;
     GenerationResult m_result;
 };
 

@@ -64,6 +64,7 @@ RequestScheduler::RequestScheduler(
     , m_tokenizer(tokenizer)
     , m_options(options)
     , m_eos(endOfTurnIds(tokenizer, model))
+    , m_backendDraws(options.backendDraws.value_or(model.onGpu()))
     , m_cache(model.kvBlockTokens(), options.prefixCacheEntries)
 {
     if (m_options.maxActive == 0)
@@ -314,8 +315,7 @@ void RequestScheduler::step()
             continue;
         if (slot->pending) {
             forward.push_back(
-                { slot->sequence.get(), std::span<const std::int32_t>(&*slot->pending, 1), false,
-                    slot->answer.needsLogits() });
+                rowFor(*slot, std::span<const std::int32_t>(&*slot->pending, 1), true));
             stepped.push_back(slot.get());
             continue;
         }
@@ -328,8 +328,7 @@ void RequestScheduler::step()
         budget -= n;
         const bool last = slot->fed + n == prompt.size();
         forward.push_back(
-            { slot->sequence.get(), std::span<const std::int32_t>(prompt).subspan(slot->fed, n),
-                false, last && slot->answer.needsLogits() });
+            rowFor(*slot, std::span<const std::int32_t>(prompt).subspan(slot->fed, n), last));
         stepped.push_back(slot.get());
     }
     if (forward.empty()) {
@@ -364,6 +363,21 @@ void RequestScheduler::step()
     }
     std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
     publishStats(promptFed, generated, stepped.size());
+}
+
+// A request's part of the step; `choosing`: its last row gives the next token, taken from
+// the device's greedy pick, a draw made where the logits are, or the logits on the host.
+ForwardRequest RequestScheduler::rowFor(
+    Slot& slot, std::span<const std::int32_t> tokens, bool choosing)
+{
+    ForwardRequest f { slot.sequence.get(), tokens, false, false };
+    if (!choosing)
+        return f;
+    if (m_backendDraws && slot.answer.drawable())
+        f.draw = slot.answer.nextDraw();
+    else
+        f.hostLogits = slot.answer.needsLogits();
+    return f;
 }
 
 std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(const std::vector<Slot*>& stepped,
@@ -433,6 +447,9 @@ bool RequestScheduler::afterStep(Slot& slot, std::size_t promptFed,
             return false;
         }
         token = **chosen;
+    } else if (token < 0) {
+        fail(slot, "sampler: no token can be sampled (every logit is -inf or NaN)");
+        return false;
     }
     if (!slot.firstToken)
         slot.firstToken = Clock::now();

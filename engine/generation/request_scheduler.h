@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,6 +49,11 @@ struct SchedulerOptions {
     // prompt chunks. 0: the model's prefill chunk (4,096 on a GPU, 256 on the CPU). Kept
     // within [maxActive + 1, the prefill chunk].
     std::size_t stepTokens = 0;
+    // Sampled requests without penalties, biases or a grammar have their token drawn by the
+    // backend where the logits are (only ids cross; kernels/token_draw.h). Default: on a GPU,
+    // where it saves a megabyte of logits and a pass over them on the host a token; on the
+    // CPU the host's sampler costs as much and keeps its own seeded tokens.
+    std::optional<bool> backendDraws;
 };
 
 struct SchedulerStats {
@@ -68,8 +74,9 @@ struct SchedulerStats {
 // and runs continuous batching: requests join and leave between steps; each step packs
 // every running decode's next token and then prompt chunks up to the step's token budget,
 // so a long prompt (a shared prefix too) is prefilled chunk by chunk between decode tokens
-// and never stalls them. Greedy requests take their token from the device (only the ids
-// cross); sampled and grammar-masked ones get their logits rows. Stop conditions and the
+// and never stalls them. Greedy requests take their token from the device, and on a GPU so
+// do plainly sampled ones (a draw made there; only the ids cross); penalised, biased and
+// grammar-masked ones get their logits rows. Stop conditions and the
 // context limit are AnswerProgress's; a cancel lands within one step, mid-prefill too.
 class RequestScheduler {
 public:
@@ -112,6 +119,7 @@ private:
     void step();
     // Per row of the step, the token of each row whose logits crossed to the host (sampled or
     // grammar-masked requests), chosen side by side: each is a pass over the whole vocabulary.
+    ForwardRequest rowFor(Slot& slot, std::span<const std::int32_t> tokens, bool choosing);
     std::vector<Result<std::int32_t>> chooseOnHost(const std::vector<Slot*>& stepped,
         const std::vector<ForwardRequest>& forward, const StepOutput& out);
     bool afterStep(Slot& slot, std::size_t promptFed, const Result<std::int32_t>* chosen,
@@ -125,6 +133,7 @@ private:
     SchedulerOptions m_options;
     std::size_t m_stepTokens = 0;
     std::vector<std::int32_t> m_eos;
+    bool m_backendDraws = false;
 
     mutable std::mutex m_mutex;
     std::condition_variable m_wake;

@@ -216,6 +216,10 @@ Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, LogitsTo
             plan.logitRows.push_back(t);
             if (logits == LogitsToHost::Chosen)
                 plan.hostRows.push_back(r.hostLogits);
+            if (logits == LogitsToHost::Chosen && !r.hostLogits && kernels::drawsAToken(r.draw)) {
+                plan.draws.resize(plan.logitRows.size()); // rows before: greedy
+                plan.draws.back() = r.draw;
+            }
         }
         rows += s.n;
     }
@@ -227,6 +231,8 @@ Result<StepOutput> Model::run(std::span<const ForwardRequest> requests, LogitsTo
         for (const auto& r : requests)
             if (auto reserved = reserveBlocks(r); !reserved)
                 return reserved.error();
+    if (!plan.draws.empty())
+        plan.draws.resize(plan.logitRows.size());
     plan.tokens = tokens;
     plan.wantLogits = logits == LogitsToHost::All
         || (logits == LogitsToHost::Chosen

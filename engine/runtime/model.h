@@ -54,6 +54,9 @@ struct ForwardRequest {
     // Model::stepSampling only: false when the greedy token of the request's row is all its
     // caller needs, so its logits stay on the device.
     bool hostLogits = true;
+    // Model::stepSampling only, with hostLogits false: the token to draw from the row where
+    // the logits are (StepOutput::greedy then holds the drawn token); greedy by default.
+    kernels::TokenDraw draw {};
 };
 
 // A loaded model: the description (weights memory-mapped), the weights bound for its

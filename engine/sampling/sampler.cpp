@@ -262,6 +262,13 @@ void Sampler::reset()
     m_rng = Rng(m_params.seed);
 }
 
+kernels::TokenDraw Sampler::nextDraw()
+{
+    // A float of [0, 1): the double's rounding may reach 1.
+    const float u = std::min(float(m_rng.uniform()), std::nextafter(1.0f, 0.0f));
+    return { m_params.temperature, m_params.topK, m_params.topP, m_params.minP, u };
+}
+
 Result<int32_t> Sampler::drawFrom(std::span<const float> logits)
 {
     std::vector<Candidate>& c = m_candidates;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "engine/common/result.h"
+#include "kernels/token_draw.h"
 
 #include <cstdint>
 #include <span>
@@ -90,6 +91,11 @@ public:
 
     // Restarts the random stream from the seed (same params, same sequence of draws).
     void reset();
+
+    // The next token as a draw for the backend to make where the logits are
+    // (kernels/token_draw.h): these params' temperature and cuts, and the next uniform of the
+    // seeded stream. For params without penalties or biases; a grammar is the caller's.
+    kernels::TokenDraw nextDraw();
 
 private:
     Result<int32_t> drawFrom(std::span<const float> logits);

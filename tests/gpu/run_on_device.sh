@@ -17,14 +17,16 @@
 # "backendops" runs the whole backend-ops table (tests/gpu/backend_ops: every CUDA entry point
 # against the CPU op, --full --perf) and writes it to $OUT/backend_ops.txt.
 # BACKENDOPS_SECONDS, GEOMETRY_MAKE_SECONDS and GEOMETRY_CHECK_SECONDS bound those steps (480, 300
-# and 360 s by default) when a call must fit what is left of the session's device time.
+# and 360 s by default) when a call must fit what is left of the session's device time;
+# GEOMETRY_CHECK_SECONDS=0 makes the files without checking them (for q8agree alone).
 # "geometry" builds seeded random geometries of both architectures with transformers
 # (tests/golden/make_geometries.py: HF folders, float32 logits, GGUFs by clausewright-cli
 # convert) and runs tests/gpu/geometry's geometry_check on the CPU and cuda:0 at f32 (4 shards
 # side by side); its table lands in $OUT/geometry.txt.
 # "q8agree" (after "geometry", in the same call) counts how often ours on cuda:0 and llama.cpp's
 # CUDA build (tests/golden/llama_logits, built with the peer) pick the float32 reference's top-1
-# token on the geometries' Q8_0 and f32 GGUFs (tests/golden/q8_agreement.py); $OUT/q8_agreement.md.
+# token on the geometries' Q8_0 and f32 GGUFs (tests/golden/q8_agreement.py), ours at each
+# precision of $Q8AGREE_PRECISIONS (default "bf16 f32"); $OUT/q8_agreement_PRECISION.md.
 # "bf16ref" measures how far transformers' own bf16 computation lands from the golden float32
 # logits (tests/golden/bf16_reference_error.py), beside the bf16 golden test's figures.
 # "sanitize" runs compute-sanitizer (memcheck, racecheck) over short batched generates (3 and 12
@@ -153,7 +155,7 @@ if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OU
   timeout ${GEOMETRY_MAKE_SECONDS:-300} python3 tests/golden/make_geometries.py --out $G --cli $B --workers 8 \
     >"$L/geometry_make.log" 2>&1
   echo "make_geometries exit $? in $(( $(date +%s) - s )) s"; tail -3 "$L/geometry_make.log"
-  if [[ -f $G/manifest.json ]]; then
+  if [[ -f $G/manifest.json && ${GEOMETRY_CHECK_SECONDS:-360} != 0 ]]; then
     for i in 0 1 2 3; do
       timeout ${GEOMETRY_CHECK_SECONDS:-360} $BUILD/tests/gpu/geometry/geometry_check --manifest $G/manifest.json \
         --shard $i/4 --threads 4 --device cuda:0 --precision f32 --table $G/table_$i.txt \
@@ -172,10 +174,13 @@ fi
 if has q8agree; then # issue 29: Q8_0 top-1 agreement with the float32 reference, ours beside
   # llama.cpp's CUDA build on geometry's files (run after "geometry" in the same call)
   wait $peer_pid; tail -1 "$L/peer_build.log"
-  s=$(date +%s)
-  timeout ${Q8AGREE_SECONDS:-300} python3 tests/golden/q8_agreement.py --manifest /tmp/geometry/manifest.json \
-    --cli $B --llama $P/build/bin/llama_logits --out "$OUT/q8_agreement.md" >"$L/q8_agreement.log" 2>&1
-  echo "q8_agreement exit $? in $(( $(date +%s) - s )) s"; tail -4 "$L/q8_agreement.log"
+  for precision in ${Q8AGREE_PRECISIONS:-bf16 f32}; do # ours at the default and at f32 products
+    s=$(date +%s)
+    timeout ${Q8AGREE_SECONDS:-300} python3 tests/golden/q8_agreement.py --manifest /tmp/geometry/manifest.json \
+      --cli $B --llama $P/build/bin/llama_logits --precision $precision --workers 8 \
+      --out "$OUT/q8_agreement_$precision.md" >"$L/q8_agreement_$precision.log" 2>&1
+    echo "q8_agreement ($precision) exit $? in $(( $(date +%s) - s )) s"; tail -4 "$L/q8_agreement_$precision.log"
+  done
 fi
 if has bench; then
   [[ -n "$synth_pid" ]] && wait $synth_pid

@@ -2,6 +2,7 @@
 
 #include "kernels/compute_devices.h"
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cpu/ops/token_draw.h"
 #include "kernels/cpu/quant/dequantize.h"
 
 #include <algorithm>
@@ -219,9 +220,13 @@ Result<StepOutput> CpuBackend::finishStep()
         m_step = nullptr;
         return makeError("the forward pass produced NaN or Inf in the logits (output head)");
     }
+    const auto& draws = m_step->draws;
     for (std::int64_t i = 0; i < outRows; ++i) {
         const float* row = out.logits.data() + i * V;
-        out.greedy.push_back(std::int32_t(std::max_element(row, row + V) - row));
+        if (!draws.empty() && kernels::drawsAToken(draws[std::size_t(i)]))
+            out.greedy.push_back(ops::drawToken(row, V, draws[std::size_t(i)]));
+        else
+            out.greedy.push_back(std::int32_t(std::max_element(row, row + V) - row));
     }
     // The host computed every row (the greedy tokens need them); keep the chosen ones only, as
     // the GPU copies only those.

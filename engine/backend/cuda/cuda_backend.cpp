@@ -11,6 +11,7 @@
 #include "kernels/cuda/deltanet/gated_delta_net.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/ops/row_ops.h"
+#include "kernels/cuda/ops/token_draw.h"
 #include "kernels/cuda/quant/quant_products.h"
 
 #include <algorithm>
@@ -897,6 +898,9 @@ void CudaBackend::computeLogits(std::int64_t first, std::int64_t count)
         m_logits, count * m_description.hparams.vocabSize, m_nonFinite, m_stream));
     check(cuda::argmaxRows(m_logits, count, m_description.hparams.vocabSize, m_greedy + first,
         m_greedyValue + first, m_argmaxWorkspace, m_stream));
+    if (const auto* draws = m_layoutBuffer.draws())
+        check(cuda::drawTokens(m_logits, count, m_description.hparams.vocabSize, draws + first,
+            m_greedy + first, m_stream));
 }
 
 void CudaBackend::runOps()
@@ -911,18 +915,20 @@ void CudaBackend::runOps()
 bool CudaBackend::runStep()
 {
     check(m_layoutBuffer.upload(m_stream));
-    const int key = m_layout.rows;
+    const int rows = m_layout.rows;
+    // One graph per batch size, with and without the token draws' kernel.
+    const int key = 2 * rows + (m_layoutBuffer.draws() ? 1 : 0);
     // Graphs take decode steps whose logits fit one pass of the logits buffer, and greedy-only
     // decode steps of any batch (their logits stay on the device, a pass at a time).
-    const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == key
-        && (key <= m_logitPass || !m_step->wantLogits);
+    const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == rows
+        && (rows <= m_logitPass || !m_step->wantLogits);
     if (!graphable) {
         runOps();
         return false;
     }
     auto allLogits = [&] {
-        for (std::int64_t first = 0; first < key; first += m_logitPass)
-            computeLogits(first, std::min<std::int64_t>(m_logitPass, key - first));
+        for (std::int64_t first = 0; first < rows; first += m_logitPass)
+            computeLogits(first, std::min<std::int64_t>(m_logitPass, rows - first));
     };
     auto eager = [&] {
         runOps();

@@ -1,8 +1,13 @@
 #include "engine/backend/cuda/step_layout_buffer.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace cw::engine {
+
+namespace {
+constexpr std::size_t kDrawWords = sizeof(kernels::TokenDraw) / sizeof(std::int32_t);
+} // namespace
 
 StepLayoutBuffer::~StepLayoutBuffer()
 {
@@ -16,7 +21,8 @@ Result<void> StepLayoutBuffer::allocate(std::int64_t rowCapacity, std::int32_t s
     m_rowCapacity = rowCapacity;
     m_sequenceCapacity = sequenceCapacity;
     m_blocksPerSequence = blocksPerSequence;
-    const std::size_t values = std::size_t(4 * rowCapacity)
+    static_assert(sizeof(kernels::TokenDraw) % sizeof(std::int32_t) == 0);
+    const std::size_t values = std::size_t(4 * rowCapacity) + std::size_t(rowCapacity) * kDrawWords
         + std::size_t(sequenceCapacity) * std::size_t(4 + blocksPerSequence);
     if (auto e = cudaMallocHost(reinterpret_cast<void**>(&m_host), values * sizeof(std::int32_t));
         e != cudaSuccess)
@@ -56,7 +62,8 @@ kernels::cuda::StepLayout StepLayoutBuffer::pack(
                       rowPos = take(std::size_t(T)), logit = take(step.logitRows.size()),
                       seqRow0 = take(std::size_t(S)), seqTokens = take(std::size_t(S)),
                       seqPos0 = take(std::size_t(S)), slots = take(std::size_t(S)),
-                      tables = take(std::size_t(S) * std::size_t(m_blocksPerSequence));
+                      tables = take(std::size_t(S) * std::size_t(m_blocksPerSequence)),
+                      draws = take(step.draws.size() * kDrawWords);
     std::copy(step.tokens.begin(), step.tokens.end(), m_host + tokens);
     for (std::int32_t i = 0; i < S; ++i) {
         const auto& s = step.sequences[std::size_t(i)];
@@ -76,6 +83,9 @@ kernels::cuda::StepLayout StepLayoutBuffer::pack(
     }
     for (std::size_t i = 0; i < step.logitRows.size(); ++i)
         m_host[logit + i] = std::int32_t(step.logitRows[i]);
+    if (!step.draws.empty())
+        std::memcpy(
+            m_host + draws, step.draws.data(), step.draws.size() * sizeof(kernels::TokenDraw));
     m_used = at;
     layout.tokens = m_device + tokens;
     layout.rowSeq = m_device + rowSeq;
@@ -86,6 +96,8 @@ kernels::cuda::StepLayout StepLayoutBuffer::pack(
     layout.stateSlots = m_device + slots;
     layout.blockTables = m_device + tables;
     m_logitRows = m_device + logit;
+    m_draws = step.draws.empty() ? nullptr
+                                 : reinterpret_cast<const kernels::TokenDraw*>(m_device + draws);
     return layout;
 }
 

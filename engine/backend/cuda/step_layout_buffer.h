@@ -30,6 +30,8 @@ public:
     cudaError_t upload(cudaStream_t stream);
     // Device copy of step.logitRows (filled by pack).
     const std::int32_t* logitRows() const { return m_logitRows; }
+    // Device copy of step.draws (filled by pack); null when the step draws nothing.
+    const kernels::TokenDraw* draws() const { return m_draws; }
 
 private:
     std::int64_t m_rowCapacity = 0;
@@ -39,6 +41,7 @@ private:
     std::int32_t* m_device = nullptr;
     std::size_t m_used = 0; // int32 values packed for the current step
     const std::int32_t* m_logitRows = nullptr;
+    const kernels::TokenDraw* m_draws = nullptr;
 };
 
 } // namespace cw::engine

@@ -3,6 +3,7 @@
 // greedy (device-chosen) and sampled (host-chosen) rows gives every request its own tokens;
 // a cancel ends a decoding request within a step; the queue limit refuses; requests still
 // running when the scheduler goes hear that they were cancelled.
+#include "kernels/cpu/ops/token_draw.h"
 #include "scheduler_fixture.h"
 
 #include <chrono>
@@ -82,13 +83,16 @@ TEST_P(Scheduler, manyRequestsAtOnceGiveWhatEachGivesAlone)
     EXPECT_EQ(stats.promptTokens + stats.reusedPromptTokens, total);
 }
 
-TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
+namespace {
+
+// Plain greedy (the device's argmax), sampled, and greedy with a penalty (host logits): each
+// step copies only the rows that need the host, whose tokens are chosen side by side on the
+// scheduler's threads; with backend draws the plainly sampled rows are drawn by the backend
+// instead. Every answer must still be the one it gives alone.
+void mixedRequestsKeepTheirOwnTokens(const std::string& model, bool backendDraws)
 {
-    const auto m = loadGolden(GetParam());
+    const auto m = loadGolden(model);
     const auto all = contractQuestions(*m.tokenizer);
-    // Plain greedy (the device's argmax), sampled, and greedy with a penalty (host logits):
-    // each step copies only the sampled and penalised rows, whose tokens are chosen side by
-    // side on the scheduler's threads; every answer must still be the one it gives alone.
     auto sampled = [](float temperature, std::uint64_t seed) {
         auto p = greedy(24);
         p.temperature = temperature;
@@ -103,9 +107,10 @@ TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
     params[5].minP = 0.1f;
     std::vector<std::vector<std::int32_t>> expected;
     for (std::size_t i = 0; i < params.size(); ++i)
-        expected.push_back(aloneIds(m, all[i % all.size()], params[i]));
+        expected.push_back(aloneIds(m, all[i % all.size()], params[i], backendDraws));
     cw::engine::SchedulerOptions options;
     options.prefixCacheEntries = 0;
+    options.backendDraws = backendDraws;
     RequestScheduler scheduler(*m.model, *m.tokenizer, options);
     std::vector<AnswerFuture> answers;
     for (std::size_t i = 0; i < params.size(); ++i)
@@ -116,6 +121,45 @@ TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
         EXPECT_EQ(result->ids, expected[i]) << "request " << i;
     }
     EXPECT_EQ(scheduler.stats().mostRequestsInOneStep, params.size());
+}
+
+} // namespace
+
+TEST_P(Scheduler, greedyAndSampledRequestsInOneStepKeepTheirOwnTokens)
+{
+    mixedRequestsKeepTheirOwnTokens(GetParam(), false);
+}
+
+TEST_P(Scheduler, tokensDrawnByTheBackendStayEachRequestsOwn)
+{
+    mixedRequestsKeepTheirOwnTokens(GetParam(), true);
+}
+
+TEST_P(Scheduler, aBackendDrawPicksFromTheStepsOwnLogits)
+{
+    const auto m = loadGolden(GetParam());
+    const auto prompt = contractQuestions(*m.tokenizer).front();
+    auto seen = m.model->newSequence();
+    auto logits = m.model->step(
+        std::vector<cw::engine::ForwardRequest> { { seen.get(), prompt, false, true } });
+    ASSERT_TRUE(logits.ok()) << logits.error().message;
+    const std::int64_t vocab = m.model->vocabSize();
+    for (const cw::kernels::TokenDraw draw :
+        { cw::kernels::TokenDraw { 0.8f, 0, 1.0f, 0.0f, 0.37f },
+            cw::kernels::TokenDraw { 1.5f, 7, 0.9f, 0.0f, 0.91f },
+            cw::kernels::TokenDraw { 1.0f, 0, 0.5f, 0.05f, 0.02f } }) {
+        auto drawn = m.model->newSequence();
+        cw::engine::ForwardRequest r { drawn.get(), prompt, false, false };
+        r.draw = draw;
+        auto out = m.model->stepSampling(std::vector<cw::engine::ForwardRequest> { r });
+        ASSERT_TRUE(out.ok()) << out.error().message;
+        EXPECT_TRUE(out->logits.empty()) << "no logits cross for a drawn row";
+        ASSERT_EQ(out->greedy.size(), 1u);
+        EXPECT_EQ(out->greedy[0],
+            cw::kernels::ops::drawToken(
+                logits->data() + logits->size() - std::size_t(vocab), vocab, draw))
+            << "temperature " << draw.temperature << " u " << draw.u;
+    }
 }
 
 TEST_P(Scheduler, cancelEndsADecodingRequestWithinAStep)

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace cw::test {
@@ -97,9 +98,11 @@ inline AnswerFuture ask(engine::RequestScheduler& scheduler, std::vector<std::in
 
 // The answer of a prompt alone: a scheduler of one request and no prefix cache.
 inline std::vector<std::int32_t> aloneIds(const LoadedModel& m,
-    const std::vector<std::int32_t>& prompt, const sampling::SamplingParams& params)
+    const std::vector<std::int32_t>& prompt, const sampling::SamplingParams& params,
+    std::optional<bool> backendDraws = std::nullopt)
 {
     engine::SchedulerOptions options;
+    options.backendDraws = backendDraws;
     options.maxActive = 1;
     options.prefixCacheEntries = 0;
     engine::RequestScheduler scheduler(*m.model, *m.tokenizer, options);

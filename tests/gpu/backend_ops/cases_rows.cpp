@@ -2,10 +2,13 @@
 // norms (with strides, in place, the residual add, the shared expert's gated addend, the int8
 // rows the fused quantization writes), the row gather, the non-finite count and the greedy
 // argmax over vocabularies of 1,000, 1,921, 8,192/8,193 (its chunk) and 151,936 values at 1..64
-// rows, ties to the lowest index.
+// rows, ties to the lowest index; the token draws (sampling on the device) over the same
+// vocabularies against ops::drawToken.
 #include "kernels/cpu/ops/ops.h"
+#include "kernels/cpu/ops/token_draw.h"
 #include "kernels/cuda/moe/moe_experts.h"
 #include "kernels/cuda/ops/row_ops.h"
+#include "kernels/cuda/ops/token_draw.h"
 #include "kernels/cuda/quant/mat_vec.h"
 #include "tests/gpu/backend_ops/backend_ops.h"
 
@@ -260,6 +263,70 @@ void runArgmax(CaseContext& ctx, std::int64_t rows, std::int64_t n, bool ties)
     ctx.measure(4.0 * double(rows * n), launch);
 }
 
+// drawTokens: the token each row's draw picks, against ops::drawToken on the same logits and
+// uniforms. The device sums weights in float where the host sums in double, so a uniform
+// within rounding of a boundary may pick the neighbour: one row in a case may differ, and a
+// differing pick must still be a token the host's cuts keep. Greedy rows keep what was there.
+enum class Cut { Temperature, TopK, TopP, TopKTopPMinP, Mixed };
+
+void runDrawTokens(CaseContext& ctx, std::int64_t rows, std::int64_t n, Cut cut)
+{
+    auto x = randomFloats(std::size_t(rows * n), ctx.rng(), 3.0f);
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    std::vector<kernels::TokenDraw> draws(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        kernels::TokenDraw& d = draws[std::size_t(r)];
+        d.temperature = 0.5f + unit(ctx.rng());
+        d.u = std::min(unit(ctx.rng()), 0.99999994f);
+        const Cut c = cut == Cut::Mixed ? Cut(r % 4) : cut;
+        if (c == Cut::TopK || c == Cut::TopKTopPMinP)
+            d.topK = 1 + int(r * 7 % 64);
+        if (c == Cut::TopP || c == Cut::TopKTopPMinP)
+            d.topP = 0.5f + 0.45f * unit(ctx.rng());
+        if (c == Cut::TopKTopPMinP)
+            d.minP = 0.02f;
+        if (cut == Cut::Mixed && r % 5 == 4)
+            d.temperature = 0.0f; // greedy: the kernel leaves the row's id alone
+        if (cut == Cut::Mixed && r % 7 == 6) // -inf and NaN are never drawn
+            for (std::int64_t i = 0; i < n; i += 3)
+                x[std::size_t(r * n + i)] = i % 2 ? -INFINITY : NAN;
+    }
+    std::vector<std::int32_t> want(static_cast<std::size_t>(rows)), before(want.size());
+    for (std::int64_t r = 0; r < rows; ++r) {
+        before[std::size_t(r)] = std::int32_t(r + 1000000);
+        want[std::size_t(r)] = kernels::drawsAToken(draws[std::size_t(r)])
+            ? kernels::ops::drawToken(x.data() + r * n, n, draws[std::size_t(r)])
+            : before[std::size_t(r)];
+    }
+    auto dX = DeviceBuffer::of(x);
+    auto dDraws = DeviceBuffer::of(draws);
+    auto dIds = DeviceBuffer::of(before);
+    BO_CUDA_OK(dIds.error());
+    auto launch = [&](cudaStream_t s) {
+        return kc::drawTokens(dX.get<float>(), rows, n, dDraws.get<kernels::TokenDraw>(),
+            dIds.get<std::int32_t>(), s);
+    };
+    BO_CUDA_OK(launch(ctx.stream()));
+    BO_CUDA_OK(cudaStreamSynchronize(ctx.stream()));
+    std::vector<std::int32_t> got;
+    BO_CUDA_OK(dIds.download(got));
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const std::int32_t id = got[std::size_t(r)];
+        if (id == want[std::size_t(r)] || !kernels::drawsAToken(draws[std::size_t(r)]))
+            continue;
+        // The host's survivors: the draw at u just below and above every boundary reaches each.
+        bool survivor = false;
+        for (float u = 0.0f; u < 1.0f && !survivor; u += 1.0f / 4096.0f) {
+            auto d = draws[std::size_t(r)];
+            d.u = u;
+            survivor = kernels::ops::drawToken(x.data() + r * n, n, d) == id;
+        }
+        EXPECT_TRUE(survivor || id < 0) << "row " << r << " drew " << id << ", not a survivor";
+    }
+    ctx.checkExact("ids", got, want, rowsOf(1, "row", "-"), 1);
+    ctx.measure(4.0 * double(rows * n), launch);
+}
+
 } // namespace
 
 void addRowCases(CaseTable& table)
@@ -304,6 +371,18 @@ void addRowCases(CaseTable& table)
                         + (ties ? " ties" : ""),
                     (rows == 9 || rows == 64) && (n == 1921 || n == 151936),
                     [=](CaseContext& ctx) { runArgmax(ctx, rows, n, ties); });
+    // Sampling where the logits are: the same vocabularies, 1..64 rows, each cut alone and
+    // all of them mixed with greedy rows and rows of -inf and NaN.
+    const std::pair<Cut, const char*> cuts[] { { Cut::Temperature, "temperature" },
+        { Cut::TopK, "top-k" }, { Cut::TopP, "top-p" }, { Cut::TopKTopPMinP, "top-k top-p min-p" },
+        { Cut::Mixed, "mixed" } };
+    for (const std::int64_t n : { 1000, 1921, 8193, 151936, 248320 })
+        for (const std::int64_t rows : { 1, 9, 64 })
+            for (const auto& [cut, name] : cuts)
+                table.add("drawTokens",
+                    "rows " + std::to_string(rows) + " vocab " + std::to_string(n) + " " + name,
+                    rows == 9 && (n == 1921 || n == 248320),
+                    [=](CaseContext& ctx) { runDrawTokens(ctx, rows, n, cut); });
 }
 
 } // namespace cw::backend_ops
