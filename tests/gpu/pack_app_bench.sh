@@ -21,6 +21,11 @@ cmake --build "$build" --target bench_llm_review bench_server_load clausewright-
 programs=("$build/tests/bench/llm_review/bench_llm_review"
   "$build/tests/bench/server_load/bench_server_load" "$build/app/server/clausewright-server"
   "$build/app/clausewright-cli")
+# The backend-ops table too, where it is built: a call that carries this archive has no room
+# for the engine's build dependencies, and a kernel change can then be checked in the same call.
+if [[ -x $build/tests/gpu/backend_ops/gpu_backend_ops ]]; then
+  programs+=("$build/tests/gpu/backend_ops/gpu_backend_ops")
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/contracts"

@@ -18,7 +18,9 @@
 # against the CPU op, --full --perf) and writes it to $OUT/backend_ops.txt.
 # BACKENDOPS_SECONDS, GEOMETRY_MAKE_SECONDS and GEOMETRY_CHECK_SECONDS bound those steps (480, 300
 # and 360 s by default) when a call must fit what is left of the session's device time;
-# GEOMETRY_CHECK_SECONDS=0 makes the files without checking them (for q8agree alone).
+# GEOMETRY_CHECK_SECONDS=0 makes the files without checking them (for q8agree alone);
+# BACKENDOPS_FILTER (a gtest filter, e.g. "drawTokens.*") runs part of the table; with
+# "appbench" it runs the archive's own table first (pack_app_bench.sh carries it where built).
 # "geometry" builds seeded random geometries of both architectures with transformers
 # (tests/golden/make_geometries.py: HF folders, float32 logits, GGUFs by clausewright-cli
 # convert) and runs tests/gpu/geometry's geometry_check on the CPU and cuda:0 at f32 (4 shards
@@ -143,6 +145,7 @@ fi
 if has backendops; then # the whole table, each op timed; its rows in $OUT/backend_ops.txt
   s=$(date +%s)
   timeout ${BACKENDOPS_SECONDS:-480} $BUILD/tests/gpu/backend_ops/gpu_backend_ops --full --perf --gtest_brief=1 \
+    ${BACKENDOPS_FILTER:+--gtest_filter=$BACKENDOPS_FILTER} \
     --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
   echo "backend ops exit $? in $(( $(date +%s) - s )) s"
   grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -40
@@ -213,6 +216,12 @@ unpack_app() { # the archive of tests/gpu/pack_app_bench.sh, once a call
 if has appbench; then
   unpack_app || exit 1
   export LD_LIBRARY_PATH=$A/lib:$LD_LIBRARY_PATH
+  if [[ -n "$BACKENDOPS_FILTER" && -x $A/bin/gpu_backend_ops ]]; then # the archive's own table
+    timeout ${BACKENDOPS_SECONDS:-480} $A/bin/gpu_backend_ops --full --perf --gtest_brief=1 \
+      --gtest_filter="$BACKENDOPS_FILTER" --table "$OUT/backend_ops.txt" >"$L/backend_ops.log" 2>&1
+    echo "backend ops ($BACKENDOPS_FILTER) exit $?"; grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -20
+    tail -2 "$OUT/backend_ops.txt" 2>/dev/null
+  fi
   if [[ ! -f $M ]]; then
     [[ -n "$synth_pid" ]] && wait $synth_pid
     [[ -f $M ]] || { mkdir -p /tmp/models; $A/bin/clausewright-cli synth --preset qwen3.6-35b-a3b \
