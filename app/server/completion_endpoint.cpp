@@ -53,6 +53,8 @@ struct StreamState {
     bool includeUsage = false;
     bool firstSent = false;
     bool cancelSent = false;
+    bool wholeSent = false; // the tail and [DONE] went out
+    bool leftNoted = false;
 };
 
 } // namespace
@@ -202,14 +204,17 @@ void CompletionServer::completions(
     state->header = std::move(header);
     state->id = submitted.id;
     state->includeUsage = parsed->includeUsage;
-    // A stream that ends before its answer did lost its client (a failed write, or httplib
-    // finding the socket gone): the generation stops and the log line says so.
+    // A stream that ends before its tail was sent lost its client (a failed write, or httplib
+    // finding the socket gone): the generation stops and the log line says so. Whether the
+    // channel has finished says nothing here: a cancelled generation finishes it too, and the
+    // scheduler may do so before this runs.
     auto clientLeft = [this, state] {
-        if (!state->channel->finished()) {
-            state->channel->abandon();
-            m_scheduler.cancel(state->id);
-            noteClientLeft(*state->channel);
-        }
+        if (state->wholeSent || state->leftNoted)
+            return;
+        state->leftNoted = true;
+        state->channel->abandon();
+        m_scheduler.cancel(state->id);
+        noteClientLeft(*state->channel);
     };
     beforeRequestLogLine(clientLeft);
     response.set_header("Cache-Control", "no-cache");
@@ -255,6 +260,7 @@ void CompletionServer::completions(
             tail += "data: [DONE]\n\n";
             if (!write(tail))
                 return false;
+            state->wholeSent = true;
             sink.done();
             return true;
         },
