@@ -105,3 +105,34 @@ TEST(TokenDraw, followsTheSamplersDistributionForEveryCut)
                     << where << ": token " << id;
         }
 }
+
+// The shares TokenCuts gives (what backend-ops judges the device's picks by) are the ones the
+// draw walks: the token drawn at u is a survivor whose share holds u, and the shares of the
+// survivors tile [0, 1) in id order.
+TEST(TokenDraw, eachPickHoldsItsUniformInItsShare)
+{
+    const auto x = randomLogits(1921, 11, 2.0f);
+    const TokenDraw draws[] { { 0.9f, 0, 0.8f, 0.0f, 0 }, { 1.2f, 50, 1.0f, 0.01f, 0 } };
+    for (TokenDraw draw : draws) {
+        const cw::kernels::ops::TokenCuts cuts(x.data(), 1921, draw);
+        double end = 0.0;
+        for (std::int64_t i = 0; i < 1921; ++i)
+            if (cuts.kept(i)) {
+                const auto span = cuts.spanOf(i);
+                EXPECT_NEAR(span.before, end, 1e-12) << "token " << i;
+                EXPECT_GT(span.through, span.before) << "token " << i;
+                end = span.through;
+            } else {
+                EXPECT_EQ(cuts.weight(i), 0.0) << "token " << i;
+            }
+        EXPECT_NEAR(end, 1.0, 1e-12);
+        for (int k = 0; k < 100; ++k) {
+            draw.u = (float(k) + 0.37f) / 100.0f;
+            const auto id = drawToken(x.data(), 1921, draw);
+            ASSERT_TRUE(cuts.kept(id)) << "u " << draw.u;
+            const auto span = cuts.spanOf(id);
+            EXPECT_GE(double(draw.u), span.before - 1e-12) << "u " << draw.u;
+            EXPECT_LT(double(draw.u), span.through + 1e-12) << "u " << draw.u;
+        }
+    }
+}

@@ -263,10 +263,11 @@ void runArgmax(CaseContext& ctx, std::int64_t rows, std::int64_t n, bool ties)
     ctx.measure(4.0 * double(rows * n), launch);
 }
 
-// drawTokens: the token each row's draw picks, against ops::drawToken on the same logits and
-// uniforms. The device sums weights in float where the host sums in double, so a uniform
-// within rounding of a boundary may pick the neighbour: one row in a case may differ, and a
-// differing pick must still be a token the host's cuts keep. Greedy rows keep what was there.
+// drawTokens: the token each row's draw picks, against ops::TokenCuts on the same logits and
+// uniforms. The device sums weights in float where the host sums in double, so over a large
+// vocabulary a uniform near a boundary may pick a neighbour: each pick must be a token the
+// host's cuts keep, and the uniform must fall in that token's share of the mass (in id order)
+// to within float summation. Greedy rows keep what was there.
 enum class Cut { Temperature, TopK, TopP, TopKTopPMinP, Mixed };
 
 void runDrawTokens(CaseContext& ctx, std::int64_t rows, std::int64_t n, Cut cut)
@@ -291,13 +292,9 @@ void runDrawTokens(CaseContext& ctx, std::int64_t rows, std::int64_t n, Cut cut)
             for (std::int64_t i = 0; i < n; i += 3)
                 x[std::size_t(r * n + i)] = i % 2 ? -INFINITY : NAN;
     }
-    std::vector<std::int32_t> want(static_cast<std::size_t>(rows)), before(want.size());
-    for (std::int64_t r = 0; r < rows; ++r) {
+    std::vector<std::int32_t> before(static_cast<std::size_t>(rows));
+    for (std::int64_t r = 0; r < rows; ++r)
         before[std::size_t(r)] = std::int32_t(r + 1000000);
-        want[std::size_t(r)] = kernels::drawsAToken(draws[std::size_t(r)])
-            ? kernels::ops::drawToken(x.data() + r * n, n, draws[std::size_t(r)])
-            : before[std::size_t(r)];
-    }
     auto dX = DeviceBuffer::of(x);
     auto dDraws = DeviceBuffer::of(draws);
     auto dIds = DeviceBuffer::of(before);
@@ -310,20 +307,30 @@ void runDrawTokens(CaseContext& ctx, std::int64_t rows, std::int64_t n, Cut cut)
     BO_CUDA_OK(cudaStreamSynchronize(ctx.stream()));
     std::vector<std::int32_t> got;
     BO_CUDA_OK(dIds.download(got));
+    // Float sums over n weights in the kernel's chunked scan: well within 1e-5 of the mass
+    // at 248,320 tokens, where one token's share is about 1e-5 in the flat part.
+    const double slack = 1e-5;
+    int exact = 0;
     for (std::int64_t r = 0; r < rows; ++r) {
+        const auto& draw = draws[std::size_t(r)];
         const std::int32_t id = got[std::size_t(r)];
-        if (id == want[std::size_t(r)] || !kernels::drawsAToken(draws[std::size_t(r)]))
+        if (!kernels::drawsAToken(draw)) {
+            EXPECT_EQ(id, before[std::size_t(r)]) << "row " << r << ": a greedy row was drawn";
             continue;
-        // The host's survivors: the draw at u just below and above every boundary reaches each.
-        bool survivor = false;
-        for (float u = 0.0f; u < 1.0f && !survivor; u += 1.0f / 4096.0f) {
-            auto d = draws[std::size_t(r)];
-            d.u = u;
-            survivor = kernels::ops::drawToken(x.data() + r * n, n, d) == id;
         }
-        EXPECT_TRUE(survivor || id < 0) << "row " << r << " drew " << id << ", not a survivor";
+        const float* row = x.data() + r * n;
+        const kernels::ops::TokenCuts cuts(row, n, draw);
+        exact += id == kernels::ops::drawToken(row, n, draw);
+        if (id < 0 || id >= n || !cuts.kept(id)) {
+            ADD_FAILURE() << "row " << r << " drew " << id << ", which the cuts do not keep";
+            continue;
+        }
+        const auto span = cuts.spanOf(id);
+        EXPECT_TRUE(double(draw.u) >= span.before - slack && double(draw.u) < span.through + slack)
+            << "row " << r << " drew " << id << " for u " << draw.u << ", whose share is ["
+            << span.before << ", " << span.through << ")";
     }
-    ctx.checkExact("ids", got, want, rowsOf(1, "row", "-"), 1);
+    ctx.note(std::to_string(exact) + " of " + std::to_string(rows) + " as the host's pick");
     ctx.measure(4.0 * double(rows * n), launch);
 }
 
