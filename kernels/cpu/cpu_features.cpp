@@ -17,6 +17,7 @@ CpuFeatures detect()
     features.fma = __builtin_cpu_supports("fma");
     features.avx512f = __builtin_cpu_supports("avx512f");
     features.avx512bw = __builtin_cpu_supports("avx512bw");
+    features.avx512vnni = __builtin_cpu_supports("avx512vnni");
     // Clang's __builtin_cpu_supports knows no "f16c": read CPUID leaf 1, ECX bit 29.
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     features.f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;

@@ -10,6 +10,7 @@ struct CpuFeatures {
     bool f16c = false;
     bool avx512f = false;
     bool avx512bw = false; // byte/word operations on 512-bit registers
+    bool avx512vnni = false; // vpdpwssd/vpdpbusd: integer products added in one instruction
 };
 
 const CpuFeatures& cpuFeatures();

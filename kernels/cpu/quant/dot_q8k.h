@@ -14,6 +14,10 @@
 
 namespace cw::kernels::quant {
 
+// The AVX-512 path takes the VNNI kernels where the CPU has them (the same values); off for
+// a benchmark's A/B. Not thread-safe: tests, benchmarks and start-up.
+void setQ8KVnni(bool on);
+
 // True for the weight types these products handle.
 bool hasQ8KDot(TensorType type);
 

@@ -4,6 +4,7 @@
 // k-quants with x quantized to Q8_K (what the engine decodes with), also on a matrix small
 // enough to stay in L2, timed in thread CPU time, so the figure is the kernel's compute
 // throughput even on a busy machine. Usage: quant_matvec_bench [MB] [threads]
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/quant/dot_q8k.h"
 #include "kernels/cpu/quant/quant_blocks.h"
@@ -151,9 +152,11 @@ int main(int argc, char** argv)
             double(matrix.size()) / 1e6, portable, avx1, avxAll);
     }
 
-    std::printf("\ninteger products, x as Q8_K (GB/s of weights; 'in L2': 256 KB matrix, thread CPU "
-                "time)\n%-8s %14s %14s %14s %14s %14s %14s\n",
-        "type", "portable L2", "avx2 L2", "avx512 L2", "avx2 1t", "best 1t", "best all");
+    std::printf(
+        "\ninteger products, x as Q8_K (GB/s of weights; 'in L2': 256 KB matrix, thread CPU "
+        "time)\n%-8s %14s %14s %14s %14s %14s %14s %14s\n",
+        "type", "portable L2", "avx2 L2", "avx512 L2", "a512vnni L2", "avx2 1t", "best 1t",
+        "best all");
     std::vector<float> xf(static_cast<std::size_t>(cols));
     for (std::size_t i = 0; i < xf.size(); ++i)
         xf[i] = float(int(i % 17) - 8) * 0.1f;
@@ -181,21 +184,26 @@ int main(int argc, char** argv)
         };
         const double portable = measure(CpuKernelPath::Portable, nullptr, 0.25, true);
         const double inCache = measure(CpuKernelPath::Avx2, nullptr, 0.25, true);
+        setQ8KVnni(false);
         const double inCache512 = measure(CpuKernelPath::Avx512, nullptr, 0.25, true);
+        setQ8KVnni(true);
+        const double inCacheVnni
+            = cpuFeatures().avx512vnni ? measure(CpuKernelPath::Avx512, nullptr, 0.25, true) : 0.0;
         const double avx1 = measure(CpuKernelPath::Avx2, &single, megabytes, false);
         const double best1 = measure(detectedCpuKernelPath(), &single, megabytes, false);
         const double bestAll = measure(detectedCpuKernelPath(), &pool, megabytes, false);
-        std::printf("%-8s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s\n",
+        std::printf(
+            "%-8s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s %9.2f GB/s\n",
             std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), portable, inCache,
-            inCache512, avx1, best1, bestAll);
+            inCache512, inCacheVnni, avx1, best1, bestAll);
     }
 
     // Prompt processing: 16 tokens against a 256 KB matrix (in L2), one thread, thread CPU
     // time; multiply-accumulates per second, each weight used by every token.
     constexpr std::int64_t kTokens = 16;
     std::printf("\ninteger products of %lld tokens (prompt tiles), matrix in L2, one thread "
-                "(G multiply-adds/s)\n%-8s %14s %14s\n",
-        (long long)kTokens, "type", "avx2", "avx512");
+                "(G multiply-adds/s)\n%-8s %14s %14s %14s\n",
+        (long long)kTokens, "type", "avx2", "avx512", "avx512 vnni");
     std::vector<float> xt(static_cast<std::size_t>(kTokens * cols));
     for (std::size_t i = 0; i < xt.size(); ++i)
         xt[i] = float(int(i % 23) - 11) * 0.1f;
@@ -222,9 +230,12 @@ int main(int argc, char** argv)
             return double(rows) * double(cols) * double(kTokens) * 40 / best / 1e9;
         };
         const double avx2 = rate(CpuKernelPath::Avx2);
+        setQ8KVnni(false);
         const double avx512 = rate(CpuKernelPath::Avx512);
-        std::printf("%-8s %14.1f %14.1f\n",
-            std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), avx2, avx512);
+        setQ8KVnni(true);
+        const double vnni = cpuFeatures().avx512vnni ? rate(CpuKernelPath::Avx512) : 0.0;
+        std::printf("%-8s %14.1f %14.1f %14.1f\n",
+            std::string(tensorTypeTraits(std::uint32_t(type))->name).c_str(), avx2, avx512, vnni);
     }
     setCpuKernelPath(detectedCpuKernelPath());
     return 0;

@@ -1,8 +1,10 @@
 // Integer products of k-quant weights with Q8_K activations: both paths against the exact
 // product of the dequantized weights and the dequantized activations.
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/quant/dequantize.h"
 #include "kernels/cpu/quant/dot.h"
 #include "kernels/cpu/quant/dot_q8k.h"
+#include "kernels/cpu/quant/dot_q8k_avx512.h"
 #include "kernels/cpu/quant/q8_k.h"
 #include "quant_test_blocks.h"
 
@@ -56,7 +58,7 @@ void expectExact(TensorType type, CpuKernelPath path)
         ASSERT_EQ(row.size(), stride);
         w.insert(w.end(), row.begin(), row.end());
     }
-    const std::int64_t tokens = 7; // a group of 4 and one of 3 in matMulQ8K
+    const std::int64_t tokens = 11; // groups of 4, 4, 3 in matMulQ8K (8 and 3 with VNNI)
     std::vector<BlockQ8K> xq(static_cast<std::size_t>(tokens * blocks));
     const auto x = randomVector(tokens * cols, rng, 3.0f);
     for (std::int64_t t = 0; t < tokens; ++t)
@@ -71,13 +73,14 @@ void expectExact(TensorType type, CpuKernelPath path)
         matVecRowsQ8K(type, w.data(), stride, cols, xt.data(), 5, rows, yRows.data());
         for (std::int64_t r = 0; r < rows; ++r) {
             double magnitude = 0.0;
-            const double ref = exactDot(type, w.data() + std::size_t(r) * stride, xt, cols, magnitude);
+            const double ref
+                = exactDot(type, w.data() + std::size_t(r) * stride, xt, cols, magnitude);
             const float got = y[std::size_t(t * rows + r)];
             EXPECT_NEAR(got, ref, 1e-6 * magnitude + 1e-6)
                 << cw::kernels::tensorTypeTraits(std::uint32_t(type))->name << " row " << r
-                << (path == CpuKernelPath::Avx512 ? " avx512"
-                                                  : path == CpuKernelPath::Avx2 ? " avx2"
-                                                                                : " portable");
+                << (path == CpuKernelPath::Avx512        ? " avx512"
+                           : path == CpuKernelPath::Avx2 ? " avx2"
+                                                         : " portable");
             // Batches unpack each block once for several tokens and must give exactly what one
             // token at a time gives (prefill and decode agree bit for bit).
             EXPECT_EQ(got, dotRowQ8K(type, w.data() + std::size_t(r) * stride, xt.data(), cols));
@@ -138,6 +141,33 @@ TEST(Q8K, avx512ProductsAreExact)
     for (TensorType type : kTypes)
         expectExact(type, CpuKernelPath::Avx512);
     setCpuKernelPath(detectedCpuKernelPath());
+}
+
+// The VNNI kernels fuse the word products into their sums; the integers and the float steps
+// are the same, so the values are equal bit for bit (the dispatch takes VNNI where it can, so
+// this is where the plain AVX-512 kernels are checked on such a CPU).
+TEST(Q8K, avx512WithAndWithoutVnniAgreeBitForBit)
+{
+    if (!cpuSupportsAvx512() || !cw::kernels::cpuFeatures().avx512vnni)
+        GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+    std::mt19937 rng(5);
+    const std::int64_t cols = 2048, blocks = cols / kQK_K;
+    for (TensorType type : { TensorType::Q4_K, TensorType::Q6_K }) {
+        const auto row = cw::test::randomBlocks(type, blocks, rng);
+        std::vector<BlockQ8K> xq(static_cast<std::size_t>(8 * blocks));
+        const auto x = randomVector(8 * cols, rng, 3.0f);
+        for (std::int64_t t = 0; t < 8; ++t)
+            quantizeRowQ8K(x.data() + t * cols, xq.data() + t * blocks, cols);
+        for (int count = 1; count <= 8; ++count) {
+            float plain[8], vnni[8];
+            dotRowQ8KTokensAvx512(type, row.data(), xq.data(), blocks, count, cols, plain);
+            dotRowQ8KTokensAvx512Vnni(type, row.data(), xq.data(), blocks, count, cols, vnni);
+            for (int t = 0; t < count; ++t)
+                EXPECT_EQ(plain[t], vnni[t]) << "count " << count << " token " << t;
+        }
+        EXPECT_EQ(dotRowQ8KAvx512(type, row.data(), xq.data(), cols),
+            dotRowQ8KAvx512Vnni(type, row.data(), xq.data(), cols));
+    }
 }
 
 TEST(Q8K, productsStayCloseToTheFloatActivationProducts)
