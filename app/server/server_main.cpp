@@ -66,7 +66,7 @@ int main(int argc, char** argv)
         "shared prompt prefixes kept prefilled (default 4; 0: off)");
     app.add_option("--step-tokens", scheduling.stepTokens,
         "tokens one model step feeds at most, decodes first, then prompt chunks (default 0: the "
-        "model's prefill chunk, 4,096 on a GPU, 256 on the CPU)");
+        "model's prefill chunk, 4,096 on a GPU, 512 on the CPU)");
     app.add_option(
         "--max-body-mib", bodyMiB, "largest request body in MiB; more gets 413 (default 4)");
     app.add_option("--max-request-tokens", options.maxRequestTokens,

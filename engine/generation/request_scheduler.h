@@ -46,7 +46,7 @@ struct SchedulerOptions {
     std::size_t minSharedPrefix = 32;
     std::size_t prefixCacheEntries = 4; // each holds a recurrent-state slot
     // Tokens one step feeds at most over every request: one per running decode first, then
-    // prompt chunks. 0: the model's prefill chunk (4,096 on a GPU, 256 on the CPU). Kept
+    // prompt chunks. 0: the model's prefill chunk (4,096 on a GPU, 512 on the CPU). Kept
     // within [maxActive + 1, the prefill chunk].
     std::size_t stepTokens = 0;
     // Sampled requests without penalties, biases or a grammar have their token drawn by the

@@ -43,7 +43,9 @@ struct ModelOptions {
 
 constexpr std::int64_t kDefaultGpuContext = 32768;
 // Default prefill chunks (ModelOptions::prefillChunk 0).
-constexpr std::int64_t kCpuPrefillChunk = 256;
+// On the CPU 512 tokens a step give each expert about 16 of them (8 at 256): a 512-token prompt
+// on the 2-core machine read 30.5-31.1 tokens/s against 25.5-28.3 at 256 (interleaved runs).
+constexpr std::int64_t kCpuPrefillChunk = 512;
 constexpr std::int64_t kGpuPrefillChunk = 4096;
 
 // Tokens to add to one sequence in a step, and which logits to return for them.

@@ -224,9 +224,17 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
     const bool tiled = ctx.conventions->deltaNetValueHeadsTiled;
     const float eps = float(hp.rmsNormEps);
 
-    std::vector<float> qkv(static_cast<std::size_t>(T * convDim)),
-        z(static_cast<std::size_t>(T * valueDim));
-    std::vector<float> b(static_cast<std::size_t>(T * nV)), a(static_cast<std::size_t>(T * nV));
+    // Every element of these is written before it is read (projections, convolution, the
+    // recurrence), so the workspace's vectors are reused as they are.
+    auto& ws = *ctx.workspace;
+    auto& qkv = ws.deltaQkv;
+    auto& z = ws.deltaZ;
+    auto& b = ws.deltaBeta;
+    auto& a = ws.deltaAlpha;
+    qkv.resize(std::size_t(T * convDim));
+    z.resize(std::size_t(T * valueDim));
+    b.resize(std::size_t(T * nV));
+    a.resize(std::size_t(T * nV));
     PartTimer projectionTime(ctx.timers, StepPart::DeltaNetProjections);
     const Projection inputs[] = { { &d.qkv, qkv.data() }, { &d.z, z.data() }, { &d.beta, b.data() },
         { &d.alpha, a.data() } };
@@ -246,7 +254,8 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
     };
     // The convolution runs on the pool at any T, in blocks of channels per sequence: even a
     // decode step's 8192 channels are ~15 us of vector work, worth the hand-off.
-    std::vector<float> conv(static_cast<std::size_t>(T * convDim));
+    auto& conv = ws.deltaConv;
+    conv.resize(std::size_t(T * convDim));
     const int hist = kernel - 1;
     constexpr std::int64_t kConvBlock = 512;
     const std::int64_t convBlocks = (convDim + kConvBlock - 1) / kConvBlock;
@@ -278,7 +287,8 @@ void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const floa
         },
         4);
 
-    std::vector<float> core(static_cast<std::size_t>(T * valueDim));
+    auto& core = ws.deltaCore;
+    core.resize(std::size_t(T * valueDim));
     const std::int64_t jobs = std::int64_t(ctx.sequences.size()) * nV;
     ctx.pool->parallelFor(jobs, [&](std::int64_t begin, std::int64_t end) {
         std::vector<float> g, beta;

@@ -273,8 +273,13 @@ void sharedExpert(const StepContext& ctx, const MoeWeights& m, const float* x, f
     PartTimer time(ctx.timers, StepPart::SharedExpert);
     const auto& hp = *ctx.hp;
     const std::int64_t T = ctx.rows, H = hp.hiddenSize, sh = m.sharedUp.rows;
-    std::vector<float> gate(static_cast<std::size_t>(T * sh)), up(static_cast<std::size_t>(T * sh)),
-        down(static_cast<std::size_t>(T * H));
+    auto& ws = *ctx.workspace;
+    auto& gate = ws.sharedGate;
+    auto& up = ws.sharedUp;
+    auto& down = ws.sharedDown;
+    gate.resize(std::size_t(T * sh));
+    up.resize(std::size_t(T * sh));
+    down.resize(std::size_t(T * H));
     const Projection gateUp[] = { { &m.sharedGateProj, gate.data() }, { &m.sharedUp, up.data() } };
     linearMany(ctx, gateUp, x, T);
     ops::siluMul(up.data(), gate.data(), T * sh);
@@ -302,7 +307,8 @@ void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalis
     const std::int64_t T = ctx.rows, E = hp.numExperts;
     const int K = int(hp.numExpertsPerToken);
     PartTimer routerTime(ctx.timers, StepPart::Router);
-    std::vector<float> logits(static_cast<std::size_t>(T * E));
+    auto& logits = ctx.workspace->routerLogits;
+    logits.resize(std::size_t(T * E));
     linear(ctx, m.router, x, T, logits.data());
     std::vector<std::vector<std::pair<std::int64_t, float>>> perExpert(static_cast<std::size_t>(E));
     std::vector<int> idx(static_cast<std::size_t>(K));

@@ -14,6 +14,9 @@ namespace cw::engine {
 struct StepWorkspace {
     std::vector<float> hidden, normed, delta; // [T][hidden]
     std::vector<float> queryGate, keys, values, queries, attention; // attention layer
+    // DeltaNet layer: projections, convolution output, the recurrence's output.
+    std::vector<float> deltaQkv, deltaZ, deltaBeta, deltaAlpha, deltaConv, deltaCore;
+    std::vector<float> routerLogits, sharedGate, sharedUp, sharedDown; // MoE, [T][...]
     std::vector<float> expertInput, expertGate, expertUp, expertDown; // MoE, (expert, token) pairs
     std::vector<kernels::quant::BlockQ8K> expertInputQ8K, expertHiddenQ8K; // the same as Q8_K
     std::vector<kernels::quant::BlockQ8K> quantized; // activations as Q8_K for linear()

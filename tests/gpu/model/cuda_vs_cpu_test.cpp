@@ -141,7 +141,7 @@ INSTANTIATE_TEST_SUITE_P(EveryMix, CudaVsCpu,
 // A whole prompt's logits in one step (the GPU's default 4,096-token prefill chunk): every row's
 // greedy id is kept on the device too, and a 647-row step once wrote past that buffer (sized
 // for a decode graph's 64 rows) and failed with cudaErrorInvalidValue, or corrupted the
-// greedy search's counters. The CPU runs it in 256-token chunks.
+// greedy search's counters. The CPU runs it in 512-token chunks.
 TEST(CudaWholePrompt, allPositionLogitsOfALongPromptInOneStepMatchTheCpu)
 {
     for (const std::string preset : { "tiny-qwen3-moe", "tiny-qwen3.6-moe" }) {
