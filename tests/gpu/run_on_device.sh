@@ -290,7 +290,9 @@ if has peer; then
 fi
 if has cpu; then
   [[ -n "$synth_pid" ]] && wait $synth_pid
-  lscpu | grep -E "Model name|^CPU\(s\)|Flags" | cut -c1-200
+  lscpu | grep -E "Model name|^CPU\(s\)|NUMA node\(s\)|L3"
+  # The vector extensions the kernels choose between (the full flags line is too long to read).
+  echo "vector extensions: $(grep -o -w -E 'avx2|avx512[a-z_0-9]*|avx_vnni|amx[a-z_0-9]*' /proc/cpuinfo | sort -u | tr '\n' ' ')"
   # After llama.cpp's build: ours must not share the cores with a compiler. bench --device cpu is
   # the figure reported (issue 32), at all cores and at half of them, llama-bench beside it.
   wait $cpu_peer_pid; tail -1 "$L/cpu_peer_build.log"
