@@ -311,25 +311,36 @@ void runDrawTokens(CaseContext& ctx, std::int64_t rows, std::int64_t n, Cut cut)
     // at 248,320 tokens, where one token's share is about 1e-5 in the flat part.
     const double slack = 1e-5;
     int exact = 0;
+    // One verdict per row (1: the pick is acceptable), compared with all ones, so that the
+    // table counts the rows it checked and names the first bad one with its reason.
+    std::vector<std::int32_t> verdicts(static_cast<std::size_t>(rows), 1);
+    std::vector<std::string> reasons(static_cast<std::size_t>(rows));
     for (std::int64_t r = 0; r < rows; ++r) {
         const auto& draw = draws[std::size_t(r)];
         const std::int32_t id = got[std::size_t(r)];
+        std::string& reason = reasons[std::size_t(r)];
         if (!kernels::drawsAToken(draw)) {
-            EXPECT_EQ(id, before[std::size_t(r)]) << "row " << r << ": a greedy row was drawn";
-            continue;
+            if (id != before[std::size_t(r)])
+                reason = "a greedy row was drawn (id " + std::to_string(id) + ")";
+        } else {
+            const float* row = x.data() + r * n;
+            const kernels::ops::TokenCuts cuts(row, n, draw);
+            exact += id == kernels::ops::drawToken(row, n, draw);
+            if (id < 0 || id >= n || !cuts.kept(id)) {
+                reason = "drew " + std::to_string(id) + ", which the cuts do not keep";
+            } else {
+                const auto span = cuts.spanOf(id);
+                if (!(double(draw.u) >= span.before - slack && double(draw.u) < span.through + slack))
+                    reason = "drew " + std::to_string(id) + " for u " + std::to_string(draw.u)
+                        + ", whose share is [" + std::to_string(span.before) + ", "
+                        + std::to_string(span.through) + ")";
+            }
         }
-        const float* row = x.data() + r * n;
-        const kernels::ops::TokenCuts cuts(row, n, draw);
-        exact += id == kernels::ops::drawToken(row, n, draw);
-        if (id < 0 || id >= n || !cuts.kept(id)) {
-            ADD_FAILURE() << "row " << r << " drew " << id << ", which the cuts do not keep";
-            continue;
-        }
-        const auto span = cuts.spanOf(id);
-        EXPECT_TRUE(double(draw.u) >= span.before - slack && double(draw.u) < span.through + slack)
-            << "row " << r << " drew " << id << " for u " << draw.u << ", whose share is ["
-            << span.before << ", " << span.through << ")";
+        verdicts[std::size_t(r)] = reason.empty() ? 1 : 0;
     }
+    ctx.checkExact("pick kept and in its share", verdicts,
+        std::vector<std::int32_t>(static_cast<std::size_t>(rows), 1),
+        [&](std::size_t i) { return "row " + std::to_string(i) + ": " + reasons[i]; });
     ctx.note(std::to_string(exact) + " of " + std::to_string(rows) + " as the host's pick");
     ctx.measure(4.0 * double(rows * n), launch);
 }
