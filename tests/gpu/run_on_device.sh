@@ -305,7 +305,7 @@ if has cpu; then
     -p 512 -n 16 -r 2 -o md 2>"$L/cpu_peer.err" | tee "$OUT/cpu_peer_bench.md"
   # Its prompt at the settings that are best on GPUs too, so the better of the two is compared.
   timeout 120 /tmp/peer-cpu/llama.cpp-*/build/bin/llama-bench -m $M -t $(nproc),$(( $(nproc) / 2 )) \
-    -p 512 -n 0 -r 2 -fa 1 -ub 2048 -o md 2>>"$L/cpu_peer.err" | tail -2 | tee -a "$OUT/cpu_peer_bench.md"
+    -p 512 -n 0 -r 2 -fa 1 -ub 2048 -o md 2>>"$L/cpu_peer.err" | grep pp512 | tee -a "$OUT/cpu_peer_bench.md"
 fi
 if has sanitize; then
   T=/tmp/models/tiny36.gguf
