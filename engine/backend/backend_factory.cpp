@@ -65,6 +65,8 @@ Result<std::unique_ptr<Backend>> createBackend(
     options.device = request.device.index;
     options.capacity = request.capacity;
     options.precision = request.gpuPrecision;
+    options.memoryBudgetBytes = request.gpuMemoryBytes;
+    options.expertCountsPath = request.expertCountsPath;
     auto cuda = createCudaBackend(description, weights, options);
     if (!cuda && automatic)
         return cpuBackend(description, weights, request);

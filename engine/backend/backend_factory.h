@@ -5,6 +5,7 @@
 #include "engine/backend/backend.h"
 #include "engine/common/result.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,8 @@ struct BackendRequest {
     int threads = 0; // CPU
     bool integerProducts = true; // CPU
     std::string gpuPrecision = "bf16"; // "bf16", "tf32" or "f32"
+    std::uint64_t gpuMemoryBytes = 0; // CUDA: the budget (0: the card's free memory)
+    std::string expertCountsPath; // CUDA: routing counts kept across runs ("": not kept)
 };
 
 // A CUDA device that cannot take the model (no driver, too old, not enough memory) is an

@@ -2,6 +2,9 @@
 
 #include "engine/backend/backend_factory.h"
 #include "engine/runtime/kv_pool_size.h"
+#include "engine/runtime/model_cache_folder.h"
+
+#include <cmath>
 
 #include <algorithm>
 #include <string>
@@ -43,6 +46,9 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
         && options.gpuPrecision != "bf16")
         return makeError(
             "precision '" + options.gpuPrecision + "' is not one of f32, tf32 or bf16");
+    if (!(options.gpuMemoryGiB >= 0.0) || !std::isfinite(options.gpuMemoryGiB))
+        return makeError("the GPU memory budget must be a number of GiB, 0 or more (0: the "
+                         "card's free memory)");
     std::unique_ptr<Model> model(new Model(std::move(description), std::move(*weights)));
 
     const auto& hp = model->hparams();
@@ -63,6 +69,12 @@ Result<std::unique_ptr<Model>> Model::create(ModelDescription description, Model
     request.threads = options.threads;
     request.integerProducts = options.integerProducts;
     request.gpuPrecision = options.gpuPrecision;
+    request.gpuMemoryBytes = std::uint64_t(options.gpuMemoryGiB * double(1ull << 30));
+    if (mayUseGpu && options.keepExpertCounts && model->hparams().numExperts > 0) {
+        const std::string folder = modelCacheFolder(model->m_description.sourcePath);
+        if (!folder.empty())
+            request.expertCountsPath = folder + "/expert-counts.bin";
+    }
     auto& capacity = request.capacity;
     capacity.contextLength = context;
     capacity.kvBlockTokens = options.kvBlockTokens;

@@ -39,6 +39,12 @@ struct ModelOptions {
     bool integerProducts = true;
     // GPU prefill products: "bf16" (tensor cores, fastest), "tf32" or "f32" (the reference).
     std::string gpuPrecision = "bf16";
+    // GiB of GPU memory the model may take (weights, KV cache, states, workspace); 0: the
+    // card's free memory. A model over it keeps its least chosen routed experts in host memory,
+    // the GPU caching the most chosen (routing counts kept in the model's cache folder).
+    double gpuMemoryGiB = 0.0;
+    // Keep routing counts across runs in modelCacheFolder(); false: start unmeasured each load.
+    bool keepExpertCounts = true;
 };
 
 constexpr std::int64_t kDefaultGpuContext = 32768;

@@ -10,6 +10,8 @@
 #include "kernels/cuda/attention/paged_attention.h"
 #include "kernels/cuda/deltanet/gated_delta_net.h"
 #include "kernels/cuda/moe/moe_experts.h"
+#include "engine/backend/cuda/expert_cache.h"
+#include "engine/backend/expert_placement.h"
 #include "kernels/cuda/ops/row_ops.h"
 #include "kernels/cuda/ops/token_draw.h"
 #include "kernels/cuda/quant/quant_products.h"
@@ -72,6 +74,9 @@ const SkippedOps g_skip = skippedOps();
 // Decode batches replayed from captured graphs (larger ones are not). 64: not measured; chosen
 // by reasoning (the recorded benchmarks run at most 32 sequences).
 constexpr int kMaxGraphBatch = 64;
+// Steps between expert-cache refreshes at the most (a refresh pauses for its copies, up to
+// ~20 ms; not measured as a trade-off, chosen so that a refresh is rare beside the steps).
+constexpr std::int64_t kRefreshSteps = 256;
 
 // The layer temporaries are carved into consecutive slices, each on a 128-byte boundary: the
 // row kernels read float4s and refuse a misaligned pointer. Packed end to end, one token's
@@ -204,6 +209,10 @@ private:
     cudaDeviceProp m_prop {};
     std::uint64_t m_contextBytes = 0; // what the CUDA context itself took at start
     DeviceArena m_arena;
+    // Declared after the arena: destroyed first, while its counts are still readable.
+    std::unique_ptr<ExpertCache> m_expertCache; // null: every expert on the GPU
+    std::vector<bool> m_stagedLayers; // this step: layers whose host experts are copied first
+    std::int64_t m_stepsSinceRefresh = 0;
     CudaWeights m_w;
     cudaStream_t m_stream = nullptr;
     cudaStream_t m_sideStream = nullptr; // the shared expert beside the routed ones (decode)
@@ -421,23 +430,80 @@ Result<void> CudaBackend::initialise()
     const std::uint64_t workspace = scratch + activations;
     const std::uint64_t need = weightBytes + kvBytes + stateBytes + workspace;
     const std::uint64_t margin = 256ull << 20;
-    const std::string parts = "weights " + gib(weightBytes) + ", KV cache " + gib(kvBytes) + " ("
+    // What the backend may take: the budget asked for, never more than is free.
+    const bool budgeted = m_options.memoryBudgetBytes > 0;
+    const std::uint64_t room = budgeted
+        ? std::min<std::uint64_t>(m_options.memoryBudgetBytes, freeAfter)
+        : std::uint64_t(freeAfter);
+    const std::string roomText = budgeted && room < freeAfter
+        ? "the budget of " + gib(room) + " (--gpu-memory)"
+        : gib(freeAfter) + " free";
+    std::string parts = "weights " + gib(weightBytes) + ", KV cache " + gib(kvBytes) + " ("
         + std::to_string(cap.kvBlocks * cap.kvBlockTokens) + " tokens), recurrent states "
         + gib(stateBytes) + " (" + std::to_string(m_sequenceCapacity) + " sequences), workspace "
         + gib(workspace) + " (steps of up to " + std::to_string(m_rowCapacity) + " tokens)";
-    if (need + margin > freeAfter)
-        return makeError("the model needs " + gib(need) + " on " + std::string(m_prop.name) + " ("
-            + parts + ") but only " + gib(freeAfter)
-            + " is free: use a shorter --context, fewer parallel sequences, a smaller "
-              "quantization, "
-              "or --device cpu");
-    m_plan = "GPU memory plan on " + deviceName() + ": " + parts + "; total " + gib(need) + " of "
-        + gib(total) + ", " + gib(freeAfter - need) + " left";
+    // Over the room: the routed experts that do not fit stay in host memory, the most chosen
+    // in a GPU cache of what is left after everything else (expert_cache.h).
+    ExpertPlacement placement;
+    bool staging = false;
+    std::uint64_t planned = need;
+    if (need + margin > room) {
+        const auto perLayer = routedExpertBytesPerLayer(m_hostWeights);
+        std::uint64_t expertBytes = 0;
+        for (const auto b : perLayer)
+            expertBytes += b * std::uint64_t(E);
+        const std::uint64_t rest = need - std::min(need, expertBytes);
+        staging = rest + ExpertCache::overheadBytes(m_hostWeights, true) + margin <= room;
+        const std::uint64_t fixed = rest + ExpertCache::overheadBytes(m_hostWeights, staging);
+        if (expertBytes == 0 || fixed + margin > room)
+            return makeError("the model needs " + gib(need) + " on " + std::string(m_prop.name)
+                + " (" + parts + ")" + (expertBytes ? ", " + gib(fixed) + " even with its routed experts in host memory," : "")
+                + " but has " + roomText
+                + ": use a shorter --context, fewer parallel sequences, a smaller "
+                  "quantization, or --device cpu");
+        ExpertPlacementRequest request;
+        request.experts = int(E);
+        request.expertBytes = perLayer;
+        request.counts = readExpertCounts(
+            m_options.expertCountsPath, int(m_hostWeights.layers.size()), int(E));
+        request.budgetBytes = room - margin - fixed;
+        placement = placeExperts(request);
+        planned = fixed + placement.gpuBytes;
+        parts = "weights " + gib(weightBytes - expertBytes + placement.gpuBytes)
+            + " (with the cached experts), KV cache " + gib(kvBytes) + " ("
+            + std::to_string(cap.kvBlocks * cap.kvBlockTokens) + " tokens), recurrent states "
+            + gib(stateBytes) + " (" + std::to_string(m_sequenceCapacity)
+            + " sequences), workspace " + gib(workspace) + " (steps of up to "
+            + std::to_string(m_rowCapacity) + " tokens)";
+    }
+    m_plan = "GPU memory plan on " + deviceName() + ": " + parts + "; total " + gib(planned)
+        + " of " + (budgeted && room < freeAfter ? "a budget of " + gib(room) : gib(total))
+        + ", " + gib(room - std::min(room, planned)) + " left";
 
-    auto weights = uploadWeights(m_hostWeights, m_arena);
+    std::vector<bool> expertsElsewhere(m_hostWeights.layers.size(), false);
+    for (std::size_t l = 0; l < placement.onGpu.size(); ++l) {
+        const auto& on = placement.onGpu[l];
+        expertsElsewhere[l] = !on.empty() && std::count(on.begin(), on.end(), true) < std::ptrdiff_t(on.size());
+    }
+    auto weights = uploadWeights(m_hostWeights, m_arena, expertsElsewhere);
     if (!weights)
         return weights.error();
     m_w = std::move(*weights);
+    if (placement.offloads()) {
+        auto cache = ExpertCache::create(m_hostWeights, placement, int(K), staging, m_arena,
+            m_stream, m_options.expertCountsPath);
+        if (!cache)
+            return cache.error();
+        m_expertCache = std::move(*cache);
+        for (std::size_t l = 0; l < m_w.layers.size(); ++l)
+            if (m_expertCache->offloaded(int(l))) {
+                const auto& live = m_expertCache->live(int(l));
+                m_w.layers[l].gate = live.gate;
+                m_w.layers[l].up = live.up;
+                m_w.layers[l].down = live.down;
+            }
+        m_plan += "; " + m_expertCache->describe();
+    }
 
     if (attentionLayers) {
         auto kv = m_arena.allocate(kvBytes, "the KV cache");
@@ -698,6 +764,26 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
     m_ops.clear();
     m_error = cudaSuccess;
     m_decode = S <= kMaxGraphBatch && T == S;
+    if (m_expertCache) {
+        // A new request (a sequence at its first token) is where the cache may change: its
+        // experts move between steps, never inside one.
+        bool fresh = false;
+        for (const auto& s : step.sequences)
+            fresh = fresh || s.pos0 == 0;
+        if (fresh && m_stepsSinceRefresh >= kRefreshSteps) {
+            auto moved = m_expertCache->refresh(m_stream);
+            if (!moved)
+                return moved.error();
+            m_stepsSinceRefresh = 0;
+        }
+        ++m_stepsSinceRefresh;
+        m_expertCache->beginStep();
+        // Decode steps are replayed from graphs: they read host experts in place. Other steps
+        // take what the cost model says is faster per layer.
+        m_stagedLayers.assign(m_w.layers.size(), false);
+        for (std::size_t l = 0; l < m_w.layers.size() && !m_decode; ++l)
+            m_stagedLayers[l] = m_expertCache->prefersStaging(int(l), T);
+    }
     m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
     ++m_timers.steps;
     return {};
@@ -726,6 +812,12 @@ void CudaBackend::linearFanOut(std::initializer_list<cuda::LinearOutput> outputs
 void CudaBackend::embed()
 {
     m_ops.push_back([this] {
+        // The first staged layer's copy starts with the step.
+        for (std::size_t l = 0; l < m_stagedLayers.size(); ++l)
+            if (m_stagedLayers[l]) {
+                check(m_expertCache->prefetch(int(l)));
+                break;
+            }
         check(cuda::gatherRows(
             m_w.embedding, m_layout.tokens, m_layout.rows, m_hiddenRows, m_stream));
     });
@@ -876,8 +968,30 @@ void CudaBackend::moe(int layer)
             cuda::ExpertDecodeAids aids;
             if (twoPlanes && normedRowsQuantized())
                 aids.x2 = m_normedTwoPlanes;
-            check(cuda::routedExperts(m_normedRows, T, ids, weights, K, L.gate, L.up, L.down,
+            const cuda::DeviceExpertStack *gate = &L.gate, *up = &L.up, *down = &L.down;
+            const bool staged = m_expertCache && m_stagedLayers[std::size_t(layer)];
+            if (m_expertCache) {
+                check(m_expertCache->count(layer, ids, T * K, m_stream));
+                if (staged) {
+                    check(m_expertCache->stage(layer, m_stream));
+                    const auto& s = m_expertCache->staged(layer);
+                    gate = &s.gate;
+                    up = &s.up;
+                    down = &s.down;
+                }
+            }
+            check(cuda::routedExperts(m_normedRows, T, ids, weights, K, *gate, *up, *down,
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
+            if (staged) {
+                check(m_expertCache->release(layer, m_stream));
+                // The next staged layer copies while this one runs (into the other buffer; one
+                // that shares this layer's buffer waits for the release just recorded).
+                for (std::size_t l = std::size_t(layer) + 1; l < m_stagedLayers.size(); ++l)
+                    if (m_stagedLayers[l]) {
+                        check(m_expertCache->prefetch(int(l)));
+                        break;
+                    }
+            }
         }
         if (shared) {
             if (beside)

@@ -7,6 +7,7 @@
 #include "engine/backend/backend.h"
 #include "engine/common/result.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -19,6 +20,11 @@ struct CudaBackendOptions {
     int device = 0;
     BackendCapacity capacity;
     std::string precision = "bf16"; // prefill products: "bf16", "tf32" or "f32"
+    // Device bytes the backend may take (weights, KV, states, workspace; not the CUDA
+    // context); 0: the card's free memory. A model over the budget keeps its least chosen
+    // routed experts in host memory (engine/backend/cuda/expert_cache.h).
+    std::uint64_t memoryBudgetBytes = 0;
+    std::string expertCountsPath; // where routing counts are kept ("": not kept)
 };
 
 // Errors say what is missing (driver, device, memory: with the figures) and offer the CPU.

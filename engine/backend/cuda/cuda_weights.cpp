@@ -169,7 +169,8 @@ std::uint64_t deviceWeightBytes(const ModelWeights& w)
     return total;
 }
 
-Result<CudaWeights> uploadWeights(const ModelWeights& w, DeviceArena& arena)
+Result<CudaWeights> uploadWeights(
+    const ModelWeights& w, DeviceArena& arena, const std::vector<bool>& expertsElsewhere)
 {
     Uploader up(arena);
     CudaWeights d;
@@ -213,9 +214,12 @@ Result<CudaWeights> uploadWeights(const ModelWeights& w, DeviceArena& arena)
         }
         const auto& m = L.moe;
         CW_UPLOAD(c.router, up.matrix(m.router, name + " router"));
-        CW_UPLOAD(c.gate, up.experts(m.gate, name + " expert gates"));
-        CW_UPLOAD(c.up, up.experts(m.up, name + " expert ups"));
-        CW_UPLOAD(c.down, up.experts(m.down, name + " expert downs"));
+        const bool elsewhere = il < expertsElsewhere.size() && expertsElsewhere[il];
+        if (m.gate.view && !elsewhere) {
+            CW_UPLOAD(c.gate, up.experts(m.gate, name + " expert gates"));
+            CW_UPLOAD(c.up, up.experts(m.up, name + " expert ups"));
+            CW_UPLOAD(c.down, up.experts(m.down, name + " expert downs"));
+        }
         if (m.hasShared()) {
             CW_UPLOAD(c.sharedGate, up.vector(m.sharedGate, name + " shared-expert gate"));
             CW_UPLOAD(c.sharedGateProj, up.matrix(m.sharedGateProj, name + " shared gate"));

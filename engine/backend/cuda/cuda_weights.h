@@ -48,7 +48,9 @@ struct CudaWeights {
 // Bytes uploadWeights will take (to check the card's room before allocating anything).
 std::uint64_t deviceWeightBytes(const ModelWeights& weights);
 
-// Uploads every weight through `arena`; errors name the tensor or the missing room.
-Result<CudaWeights> uploadWeights(const ModelWeights& weights, DeviceArena& arena);
+// Uploads every weight through `arena`; errors name the tensor or the missing room. The routed
+// experts of a layer marked in `expertsElsewhere` are left out (the expert cache holds them).
+Result<CudaWeights> uploadWeights(const ModelWeights& weights, DeviceArena& arena,
+    const std::vector<bool>& expertsElsewhere = {});
 
 } // namespace cw::engine

@@ -13,8 +13,10 @@ namespace cw::kernels::cuda::moe {
 __device__ __forceinline__ const std::uint8_t* expertRow(
     const DeviceExpertStack& s, std::int64_t e, std::int64_t r)
 {
-    return static_cast<const std::uint8_t*>(s.data) + std::size_t(e) * s.expertStride
-        + std::size_t(s.rowOffset + r) * s.rowStride;
+    const std::uint8_t* base = s.expertData
+        ? static_cast<const std::uint8_t*>(s.expertData[e])
+        : static_cast<const std::uint8_t*>(s.data) + std::size_t(e) * s.expertStride;
+    return base + std::size_t(s.rowOffset + r) * s.rowStride;
 }
 
 // As ops::silu, so the device rounds where the CPU does.

@@ -132,6 +132,11 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
         x, tokens, ids, weights, k, gate, up, down, out, precision, scratch, stream);
 }
 
+bool routedExpertsReadPerChoice(std::int64_t tokens)
+{
+    return tokens <= moe::kDecodeMaxTokens;
+}
+
 std::size_t expertInputRowsBytes(std::int64_t rows, std::int64_t hidden)
 {
     return quant_detail::quantizedRowsBytes(rows, hidden, 2);

@@ -20,10 +20,14 @@ namespace cw::kernels::cuda {
 
 // A stack of `experts` matrices in device memory: expert e's row r starts at
 // data + e * expertStride + (rowOffset + r) * rowStride (rowOffset: the up half of a fused
-// gate_up stack).
+// gate_up stack). With `expertData` (a device array of `experts` pointers) expert e starts at
+// expertData[e] instead: a layer whose experts are partly cached on the GPU and partly read
+// from mapped host memory (engine/backend/cuda/expert_cache.h); `data` then names the first
+// cached expert, for the kernels' alignment checks.
 struct DeviceExpertStack {
     TensorType type = TensorType::F32;
     const void* data = nullptr;
+    const void* const* expertData = nullptr;
     std::size_t expertStride = 0; // bytes
     std::size_t rowStride = 0; // bytes
     std::int64_t rowOffset = 0;
@@ -67,6 +71,10 @@ cudaError_t routedExperts(const float* x, std::int64_t tokens, const std::int32_
     const float* weights, int k, const DeviceExpertStack& gate, const DeviceExpertStack& up,
     const DeviceExpertStack& down, float* out, GemmPrecision precision, DeviceScratch scratch,
     cublasHandle_t cublas, cudaStream_t stream, const ExpertDecodeAids& aids = {});
+// Whether routedExperts reads a chosen expert's rows once per (token, choice) pair at this
+// many token rows (the decode kernels) rather than once per expert (the grouped products).
+bool routedExpertsReadPerChoice(std::int64_t tokens);
+
 std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceExpertStack& gate,
     const DeviceExpertStack& down, GemmPrecision precision);
 
@@ -74,6 +82,15 @@ std::size_t routedExpertsScratchBytes(std::int64_t tokens, int k, const DeviceEx
 // expert's output behind its scalar gate (gateWeight: [hidden] f32).
 cudaError_t addGatedSharedExpert(const float* x, const float* gateWeight, const float* down,
     std::int64_t tokens, std::int64_t hidden, float* out, cudaStream_t stream);
+
+// counts[ids[i]] += 1 for i < pairs (the routing frequency the expert cache is ranked by).
+cudaError_t countExpertChoices(
+    const std::int32_t* ids, std::int64_t pairs, std::uint32_t* counts, cudaStream_t stream);
+
+// Reads `bytes` (a multiple of 16) from `data` (device memory or mapped host memory) and
+// leaves a checksum in *sink: timing it measures how fast the GPU reads that memory.
+cudaError_t readBytesProbe(
+    const void* data, std::size_t bytes, std::uint32_t* sink, cudaStream_t stream);
 
 // In place, x[i] = silu(gate[i]) * x[i] for i < n.
 cudaError_t siluMul(float* x, const float* gate, std::int64_t n, cudaStream_t stream);

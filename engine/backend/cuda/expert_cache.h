@@ -1,0 +1,119 @@
+#pragma once
+
+// Routed experts of a model larger than its GPU memory budget: the most chosen ones in device
+// slots, the rest in page-locked host memory the GPU reads over PCIe. Each offloaded layer has
+// two views of its expert stacks, both through a per-expert pointer table
+// (DeviceExpertStack::expertData):
+//   live   cached experts in their slots, the others read in place from mapped host memory
+//          (decode steps: a token reads a few experts' rows, so only those rows cross);
+//   staged cached experts in their slots, the others copied in bulk into one of two staging
+//          buffers first, the next offloaded layer's copy overlapping this layer's work
+//          (prefill: nearly every expert is chosen by some token, and a copy at full PCIe speed
+//          beats reading the same rows from inside the products).
+// Which view a layer takes in a step comes from a cost model with two measured figures: the
+// copy bandwidth and the rate at which the GPU reads mapped host memory, against the bytes
+// each view would move for that many tokens under the measured routing frequencies.
+// Routing counts are kept per layer and expert on the device, saved to the model's cache
+// folder and read at the next load, where they decide which experts get the slots; between
+// requests (refresh) each layer swaps its coldest cached experts for hotter ones.
+
+#include "engine/backend/cuda/device_memory.h"
+#include "engine/backend/expert_placement.h"
+#include "engine/models/model_weights.h"
+#include "kernels/cuda/moe/moe_experts.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace cw::engine {
+
+// The bytes of one routed expert (gate, up and down rows; a fused gate_up stack once) per
+// layer of the model; 0 for a layer without routed experts.
+std::vector<std::uint64_t> routedExpertBytesPerLayer(const ModelWeights& weights);
+
+// Routing counts an earlier run saved ([layers][experts]); empty when there is no file, or one
+// of another model's shape, or a short one.
+std::vector<std::uint64_t> readExpertCounts(const std::string& path, int layers, int experts);
+
+class ExpertCache {
+public:
+    struct LayerStacks {
+        kernels::cuda::DeviceExpertStack gate, up, down;
+    };
+
+    // Takes the slots, tables and (when `stagingBytes` > 0 fits) two staging buffers from
+    // `arena`; pins the offloaded experts' host memory; measures the two bandwidths on `stream`.
+    // countsPath: where routing counts are kept ("" : not kept).
+    static Result<std::unique_ptr<ExpertCache>> create(const ModelWeights& weights,
+        const ExpertPlacement& placement, int expertsPerToken, bool withStaging,
+        DeviceArena& arena, cudaStream_t stream, std::string countsPath);
+    ~ExpertCache();
+    ExpertCache(const ExpertCache&) = delete;
+    ExpertCache& operator=(const ExpertCache&) = delete;
+
+    // Bytes create() will take from the arena beyond the slots (tables, staging, counts).
+    static std::uint64_t overheadBytes(const ModelWeights& weights, bool withStaging);
+
+    bool offloaded(int layer) const;
+    const LayerStacks& live(int layer) const;
+    const LayerStacks& staged(int layer) const;
+    // The cost model: whether a step of `tokens` rows should read `layer`'s host experts
+    // through the staging copy rather than in place.
+    bool prefersStaging(int layer, std::int64_t tokens) const;
+    bool hasStaging() const { return !m_staging.empty(); }
+
+    // Staging, in stream order: begin() before the step's first layer; stage() makes `stream`
+    // wait for the layer's copy (issuing it if the previous layer did not prefetch it);
+    // prefetch() issues a later layer's copy into the other buffer; release() marks the
+    // layer's buffer free again once `stream` has used it.
+    void beginStep();
+    cudaError_t stage(int layer, cudaStream_t stream);
+    cudaError_t prefetch(int layer);
+    cudaError_t release(int layer, cudaStream_t stream);
+
+    // Routing counts: `ids` of one MoE layer's step ([pairs]) are counted on the device.
+    cudaError_t count(int layer, const std::int32_t* ids, std::int64_t pairs, cudaStream_t stream);
+    // Between steps: reads the counts and swaps each layer's least chosen cached experts for
+    // more chosen host ones (at most a bounded copy time), then saves the counts. Returns a
+    // line for the log when anything moved, else "".
+    Result<std::string> refresh(cudaStream_t stream);
+
+    const ExpertPlacement& placement() const { return m_placement; }
+    // "pinned in place" or "copied into pinned memory", the bandwidths measured.
+    std::string describe() const;
+
+private:
+    ExpertCache() = default;
+    struct Stack; // one distinct expert tensor of a layer
+    struct Layer;
+    Result<void> pinHostExperts();
+    Result<void> buildLayer(int layer, DeviceArena& arena);
+    void writeTables(int layer);
+    cudaError_t issueCopy(int layer);
+    void measureBandwidths(cudaStream_t stream);
+    std::vector<std::uint64_t> totalCounts() const; // saved + this run's
+    void saveCounts(const std::vector<std::uint64_t>& counts) const;
+
+    const ModelWeights* m_weights = nullptr;
+    ExpertPlacement m_placement;
+    int m_experts = 0, m_k = 0;
+    std::vector<Layer> m_layers;
+    std::vector<int> m_offloadedOrder; // offloaded layers, ascending
+    std::vector<std::byte*> m_staging; // 0 or 2 buffers
+    std::uint64_t m_stagingBytes = 0;
+    cudaStream_t m_copyStream = nullptr;
+    cudaEvent_t m_copied[2] = {}, m_free[2] = {};
+    int m_issued[2] = { -1, -1 }; // the layer whose copy each buffer holds this step
+    std::uint32_t* m_counts = nullptr; // device [layers][experts]
+    std::uint32_t* m_probeSink = nullptr; // device: readBytesProbe's checksum
+    std::vector<std::uint64_t> m_savedCounts; // from the counts file, [layers][experts]
+    std::string m_countsPath;
+    // Host memory: the model's own pages registered in place, or copies.
+    void* m_registered = nullptr;
+    std::vector<void*> m_hostCopies;
+    double m_copyBytesPerSecond = 0.0, m_mappedBytesPerSecond = 0.0;
+};
+
+} // namespace cw::engine
