@@ -215,9 +215,9 @@ CodePanel::CodePanel(
 CodePanel::~CodePanel() = default;
 
 void CodePanel::setModel(const QString& path, int threads, const QString& device,
-    qint64 contextLength, const QString& precision)
+    qint64 contextLength, const QString& precision, double gpuMemoryGiB)
 {
-    m_controller->setModel(path, { threads, device, contextLength, precision });
+    m_controller->setModel(path, { threads, device, contextLength, precision, gpuMemoryGiB });
     updateModelNotice();
 }
 

@@ -41,7 +41,7 @@ public:
 
     // The model generations use (empty: none), with its Model Settings.
     void setModel(const QString& path, int threads, const QString& device, qint64 contextLength,
-        const QString& precision);
+        const QString& precision, double gpuMemoryGiB = 0.0);
     // The remote server and the backend order (Model Settings ▸ Remote server).
     void setRemote(const generation::RemoteServer& server, generation::BackendOrder order);
     // Loads a file into the code editor; refuses binary, over 1 MB and unreadable files.

@@ -355,7 +355,8 @@ void MainWindow::updateModelStatus()
     const cw::ModelSettings model = cw::AppSettings::model();
     // The code panel takes its backends in the reviews' order.
     m_codePanel->setModel(
-        model.modelPath, model.threads, model.device, model.contextLength, model.precision);
+        model.modelPath, model.threads, model.device, model.contextLength, model.precision,
+        model.gpuMemoryGiB);
     const cw::RemoteServerSettings remote = cw::AppSettings::remoteServer();
     m_codePanel->setRemote({ remote.baseUrl, {}, remote.model }, remote.order);
     using cw::generation::BackendOrder;

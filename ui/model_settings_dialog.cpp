@@ -111,6 +111,19 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
                                "tiny test models 0.4-19 % of the largest logit, less than "
                                "transformers' own bf16); f32 matches the reference float32."));
     form->addRow(tr("P&recision (advanced):"), m_precision);
+    // The GPU memory the model may take: under the model's size its least chosen experts stay
+    // in host memory (engine::ModelOptions::gpuMemoryGiB).
+    m_gpuMemory = new QDoubleSpinBox(this);
+    m_gpuMemory->setAccessibleName(tr("GPU memory"));
+    m_gpuMemory->setRange(0.0, 4096.0);
+    m_gpuMemory->setDecimals(1);
+    m_gpuMemory->setSingleStep(1.0);
+    m_gpuMemory->setSuffix(tr(" GiB"));
+    m_gpuMemory->setSpecialValueText(tr("all free memory"));
+    m_gpuMemory->setToolTip(tr("How much of the GPU's memory the model may take. A model larger "
+                               "than this keeps its least often chosen experts in the computer's "
+                               "memory, which the GPU reads as needed: slower, but it runs."));
+    form->addRow(tr("&GPU memory:"), m_gpuMemory);
     layout->addLayout(form);
 
     m_summary = new QLabel(this);
@@ -151,6 +164,12 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
     // The plan follows the context and the device without reading the model again.
     connect(m_context, &QSpinBox::valueChanged, this, &ModelSettingsDialog::showPlan);
     connect(m_device, &QComboBox::currentIndexChanged, this, &ModelSettingsDialog::showPlan);
+    connect(m_gpuMemory, &QDoubleSpinBox::valueChanged, this, &ModelSettingsDialog::showPlan);
+    // Only a GPU takes the setting.
+    auto enableGpuMemory = [this] {
+        m_gpuMemory->setEnabled(m_device->currentData().toString().startsWith(QLatin1String("cuda:")));
+    };
+    connect(m_device, &QComboBox::currentIndexChanged, this, enableGpuMemory);
 
     const cw::ModelSettings settings = cw::AppSettings::model();
     m_path->setText(settings.modelPath);
@@ -158,6 +177,8 @@ ModelSettingsDialog::ModelSettingsDialog(QWidget* parent)
     m_context->setValue(settings.contextLength);
     m_threads->setValue(settings.threads);
     m_precision->setCurrentIndex(std::max(0, m_precision->findData(settings.precision)));
+    m_gpuMemory->setValue(settings.gpuMemoryGiB);
+    enableGpuMemory();
     if (!settings.modelPath.isEmpty())
         inspect();
 }
@@ -273,6 +294,7 @@ void ModelSettingsDialog::showPlan()
     target.gpu = m_device->currentData().toString().startsWith(QLatin1String("cuda:"));
     target.label = m_device->currentData(kTargetLabelRole).toString();
     target.memoryBytes = m_device->currentData(kMemoryRole).value<quint64>();
+    target.budgetBytes = quint64(m_gpuMemory->value() * double(quint64(1) << 30));
     const auto plan = cw::planModelMemory(m_inspectJson, target, m_context->value());
     if (!plan) {
         m_summary->setText(QString::fromStdString(plan.error().message));
@@ -311,6 +333,7 @@ void ModelSettingsDialog::save()
     settings.contextLength = m_context->value();
     settings.threads = m_threads->value();
     settings.precision = m_precision->currentData().toString();
+    settings.gpuMemoryGiB = m_gpuMemory->value();
     cw::AppSettings::setModel(settings);
     if (!m_remote->save())
         return; // the box says why the key was not saved

@@ -3,6 +3,7 @@
 #include <QDialog>
 
 class QComboBox;
+class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
 class QProcess;
@@ -47,6 +48,7 @@ private:
     QSpinBox* m_context = nullptr;
     QSpinBox* m_threads = nullptr;
     QComboBox* m_precision = nullptr;
+    QDoubleSpinBox* m_gpuMemory = nullptr;
     QProcess* m_inspect = nullptr;
     RemoteServerBox* m_remote = nullptr;
     QString m_inspectProgram; // clausewright-cli beside the application

@@ -19,4 +19,14 @@ inline void showDefaultsInHelp(CLI::App& app)
     app.option_defaults()->always_capture_default();
 }
 
+// --gpu-memory GIB: the GPU memory the model may take (engine::ModelOptions::gpuMemoryGiB).
+inline CLI::Option* addGpuMemoryOption(CLI::App& app, double& gib)
+{
+    return app
+        .add_option("--gpu-memory", gib,
+            "GiB of GPU memory the model may take (0: the card's free memory); a model over it "
+            "keeps its least chosen experts in host memory")
+        ->check(CLI::Range(0.0, 1e6));
+}
+
 } // namespace cw::cli

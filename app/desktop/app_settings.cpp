@@ -23,6 +23,10 @@ ModelSettings AppSettings::model()
     if (precision == QLatin1String("f32") || precision == QLatin1String("tf32")
         || precision == QLatin1String("bf16"))
         model.precision = precision;
+    bool number = false;
+    const double gpuMemory
+        = settings.value(QStringLiteral("model/gpuMemoryGiB"), 0.0).toDouble(&number);
+    model.gpuMemoryGiB = number && gpuMemory >= 0.0 && gpuMemory < 1e6 ? gpuMemory : 0.0;
     return model;
 }
 
@@ -34,6 +38,7 @@ void AppSettings::setModel(const ModelSettings& model)
     settings.setValue(QStringLiteral("model/context"), model.contextLength);
     settings.setValue(QStringLiteral("model/threads"), model.threads);
     settings.setValue(QStringLiteral("model/precision"), model.precision);
+    settings.setValue(QStringLiteral("model/gpuMemoryGiB"), model.gpuMemoryGiB);
 }
 
 RemoteServerSettings AppSettings::remoteServer()

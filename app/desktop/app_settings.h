@@ -17,6 +17,9 @@ struct ModelSettings {
     // The model's arithmetic: "bf16" (fastest), "tf32" or "f32" (the reference;
     // engine/runtime/precision.h). Model Settings shows it as an advanced choice.
     QString precision = QStringLiteral("bf16");
+    // GiB of GPU memory the model may take; 0: the card's free memory. Under the model's size
+    // the least chosen experts stay in host memory (engine::ModelOptions::gpuMemoryGiB).
+    double gpuMemoryGiB = 0.0;
 };
 
 // The remote OpenAI-compatible server (Model Settings ▸ Remote server). The API key is not

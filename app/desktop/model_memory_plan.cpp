@@ -124,36 +124,63 @@ Result<ModelMemoryPlan> planModelMemory(
         const qint64 kvTokens = poolTokens(true);
         const quint64 kv = quint64(kvPerToken * double(kvTokens));
         plan.neededBytes = weights + kv + states;
-        plan.fits = target.memoryBytes > 0
-            && plan.neededBytes + kGpuStepAllowanceBytes <= target.memoryBytes;
-        if (plan.fits) {
+        const quint64 room = target.budgetBytes > 0 && target.budgetBytes < target.memoryBytes
+            ? target.budgetBytes
+            : target.memoryBytes;
+        plan.fits = room > 0 && plan.neededBytes + kGpuStepAllowanceBytes <= room;
+        // Over the room, the least chosen routed experts may stay in host memory.
+        const auto offload = engine::estimateOffload(plan.neededBytes + kGpuStepAllowanceBytes,
+            bytesOf(memory[QLatin1String("routed_expert_bytes")]),
+            int(memory[QLatin1String("moe_layers")].toDouble()), room);
+        const QString budgetNote = room < target.memoryBytes
+            ? tr(" (the GPU memory setting: %1)").arg(memorySize(room))
+            : QString();
+        if (!plan.fits && offload.fit == engine::OffloadEstimate::Fit::ExpertsOffloaded) {
+            plan.fits = true;
+            plan.headline = tr("Fits with part of the experts in host memory: %1 on %2%3.")
+                                .arg(memoryOfTotal(offload.gpuBytes, room), target.label,
+                                    budgetNote);
+            plan.details.append(
+                tr("On the GPU: %1 % of the routed experts (%2), the most often chosen, with "
+                   "everything else; in host memory: %3 of experts, which the GPU reads over "
+                   "PCIe. Answers come slower than with every expert on the GPU.")
+                    .arg(qRound(100.0 * offload.cachedShare()))
+                    .arg(memorySize(offload.cachedExpertBytes),
+                        memorySize(offload.hostExpertBytes)));
+        } else if (plan.fits) {
             plan.headline
-                = tr("Fits: %1 on %2.")
-                      .arg(memoryOfTotal(plan.neededBytes, target.memoryBytes), target.label);
-        } else if (plan.neededBytes <= target.memoryBytes) {
+                = tr("Fits: %1 on %2%3.")
+                      .arg(memoryOfTotal(plan.neededBytes, room), target.label, budgetNote);
+        } else if (plan.neededBytes <= room) {
             plan.headline
                 = tr("May not fit: %1 on %2, and each step needs working memory too "
                      "(about %3). A shorter context or a smaller quantization leaves room.")
-                      .arg(memoryOfTotal(plan.neededBytes, target.memoryBytes), target.label,
+                      .arg(memoryOfTotal(plan.neededBytes, room), target.label,
                           memorySize(kGpuStepAllowanceBytes));
         } else {
-            plan.headline = tr("Does not fit: needs %1, %2 has %3. A shorter context, a "
+            plan.headline = tr("Does not fit: needs %1, %2 has %3%4. A shorter context, a "
                                "smaller quantization or the CPU would do.")
-                                .arg(memorySize(plan.neededBytes), target.label, memoryTotal);
+                                .arg(memorySize(plan.neededBytes), target.label, memoryTotal,
+                                    budgetNote);
         }
+        const bool offloaded = offload.fit == engine::OffloadEstimate::Fit::ExpertsOffloaded
+            && plan.headline.startsWith(tr("Fits with part"));
         QString where
-            = tr("On the GPU: weights %1; KV cache %2 (%3 tokens: two contexts of %4 "
-                 "and 1,024 for each of %5 more sequences)")
+            = (offloaded ? tr("With every expert on the GPU it would take: weights %1; KV cache "
+                              "%2 (%3 tokens: two contexts of %4 and 1,024 for each of %5 more "
+                              "sequences)")
+                         : tr("On the GPU: weights %1; KV cache %2 (%3 tokens: two contexts of %4 "
+                              "and 1,024 for each of %5 more sequences)"))
                   .arg(memorySize(weights), memorySize(kv), tokens(kvTokens), tokens(context))
                   .arg(sequences - 1);
         if (states > 0)
             where
                 += tr("; recurrent state %1 (%2 sequences)").arg(memorySize(states)).arg(sequences);
         plan.details.append(where + QLatin1Char('.'));
-        if (plan.fits)
+        if (plan.fits && offload.fit == engine::OffloadEstimate::Fit::Whole)
             plan.details.append(tr("Left: %1, of which each step's working memory takes some "
                                    "(the exact total is checked when the model loads).")
-                                    .arg(memorySize(target.memoryBytes - plan.neededBytes)));
+                                    .arg(memorySize(room - plan.neededBytes)));
     } else {
         // The CPU maps the weights from the file and grows the KV cache as the text does.
         const quint64 kvTwo = quint64(kvPerToken * double(2 * context));

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "engine/backend/expert_placement.h"
 #include "engine/common/result.h"
 
 #include <QByteArray>
@@ -20,6 +21,7 @@ struct MemoryTarget {
     bool gpu = false;
     QString label; // "GPU 0 (NVIDIA H200)", "the CPU"
     quint64 memoryBytes = 0; // the card's memory, or the machine's
+    quint64 budgetBytes = 0; // GPU: what the model may take (Model Settings); 0: the card's
 };
 
 struct ModelMemoryPlan {
@@ -36,7 +38,7 @@ struct ModelMemoryPlan {
 
 // Reserved on a GPU for each step's buffers (activations, products' scratch, cuBLAS) on top
 // of weights, KV cache and states: about what the target model needs for a 4,096-token step.
-constexpr quint64 kGpuStepAllowanceBytes = quint64(1) << 30;
+constexpr quint64 kGpuStepAllowanceBytes = engine::kGpuStepMemoryBytes;
 
 // inspectJson: the output of `clausewright-cli inspect --model M --context N --kv-bytes 4`.
 // context: the tokens per sequence Model Settings would save.

@@ -27,6 +27,7 @@ ReviewOptions ReviewQueue::effectiveOptions() const
         options.modelDevice = model.device;
         options.modelContext = model.contextLength;
         options.modelPrecision = model.precision;
+        options.modelGpuMemoryGiB = model.gpuMemoryGiB;
         const RemoteServerSettings remote = AppSettings::remoteServer();
         options.backendOrder = remote.order;
         if (generation::backendsOf(remote.order).contains(generation::Backend::Remote)) {

@@ -36,6 +36,7 @@ Result<std::shared_ptr<LlmSession>> LlmSession::open(
     modelOptions.threads = options.threads;
     modelOptions.device = options.device.toStdString();
     modelOptions.contextLength = options.contextLength;
+    modelOptions.gpuMemoryGiB = options.gpuMemoryGiB;
     if (auto ok = engine::applyPrecision(modelOptions, options.precision.toStdString()); !ok)
         return makeError(path.toStdString() + ": " + ok.error().message);
     engine::SchedulerOptions scheduling;

@@ -18,6 +18,7 @@ struct LlmSessionOptions {
     QString device = QStringLiteral("cpu"); // engine::ModelOptions::device: cpu, cuda:N, auto
     std::int64_t contextLength = 0; // tokens per sequence; 0: the model's (capped on a GPU)
     QString precision = QStringLiteral("bf16"); // f32, tf32 or bf16 (engine/runtime/precision.h)
+    double gpuMemoryGiB = 0.0; // engine::ModelOptions::gpuMemoryGiB (0: the card's free memory)
     bool operator==(const LlmSessionOptions&) const = default;
 };
 

@@ -66,6 +66,7 @@ Result<std::unique_ptr<generation::TextGenerator>> openBackend(
     sessionOptions.device = options.device;
     sessionOptions.contextLength = options.contextLength;
     sessionOptions.precision = options.precision;
+    sessionOptions.gpuMemoryGiB = options.gpuMemoryGiB;
     auto session = sessions.get(options.modelPath, sessionOptions);
     if (!session)
         return session.error();

@@ -26,6 +26,7 @@ struct ModelStageOptions {
     bool remoteKeyFromStore = false;
     generation::BackendOrder order = generation::BackendOrder::LocalOnly;
     QString precision = QStringLiteral("bf16"); // the in-process model's: f32, tf32 or bf16
+    double gpuMemoryGiB = 0.0; // the in-process model's GPU budget (0: the card's free memory)
 };
 
 // The language model's part of a review: loads (or reuses) the model, or connects to the

@@ -209,7 +209,8 @@ Result<Review> ReviewPipeline::runBlocking(const QString& path, const ReviewOpti
             sessions = &ownSessions.emplace();
         const ModelStageOptions stageOptions { options.modelPath, options.heads,
             options.modelThreads, options.modelDevice, options.modelContext, options.remote,
-            options.remoteKeyFromStore, options.backendOrder, options.modelPrecision };
+            options.remoteKeyFromStore, options.backendOrder, options.modelPrecision,
+            options.modelGpuMemoryGiB };
         const QList<LoadedHead> llmHeads = host.heads(QStringLiteral("llm"));
         Result<void> staged = makeError("no LLM head plugin was found (llm_review); searched "
             + host.searchFolders().join(", ").toStdString());

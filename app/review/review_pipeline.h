@@ -33,6 +33,7 @@ struct ReviewOptions {
     qint64 modelContext = 0; // tokens per sequence; 0: the model's (capped on a GPU)
     QString modelPrecision
         = QStringLiteral("bf16"); // f32, tf32 or bf16 (engine/runtime/precision.h)
+    double modelGpuMemoryGiB = 0.0; // engine::ModelOptions::gpuMemoryGiB (0: the free memory)
     // An OpenAI-compatible server for llm heads, and the order the two are tried in.
     generation::RemoteServer remote;
     bool remoteKeyFromStore = false; // remote.apiKey is read from RemoteKeyStore when needed

@@ -51,6 +51,7 @@ int main(int argc, char** argv)
     app.add_flag("--insecure-no-auth", insecure,
         "allow listening on a non-loopback address without --api-key-file");
     app.add_option("--device", modelOptions.device, "cpu, cuda, cuda:N or auto (default cpu)");
+    cw::cli::addGpuMemoryOption(app, modelOptions.gpuMemoryGiB);
     app.add_option("--threads", modelOptions.threads, "CPU threads (0: all)");
     std::string precision = "bf16";
     app.add_option(

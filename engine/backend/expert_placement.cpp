@@ -45,6 +45,64 @@ std::string ExpertPlacement::describe() const
         + std::to_string(moeLayers) + " layers whole), " + host + " of experts in host memory";
 }
 
+double OffloadEstimate::cachedShare() const
+{
+    const std::uint64_t all = cachedExpertBytes + hostExpertBytes;
+    return all ? double(cachedExpertBytes) / double(all) : 1.0;
+}
+
+std::string OffloadEstimate::describe(std::uint64_t budget) const
+{
+    auto gib = [](std::uint64_t b) {
+        char t[32];
+        std::snprintf(t, sizeof t, "%.1f GiB", double(b) / double(1ull << 30));
+        return std::string(t);
+    };
+    switch (fit) {
+    case Fit::Whole:
+        return "Fits: " + gib(gpuBytes) + " of " + gib(budget) + " on the GPU, every expert there.";
+    case Fit::ExpertsOffloaded: {
+        char share[16];
+        std::snprintf(share, sizeof share, "%.0f %%", 100.0 * cachedShare());
+        return "Fits with part of the experts in host memory: " + gib(gpuBytes) + " of "
+            + gib(budget) + " on the GPU with " + share + " of the routed experts ("
+            + gib(cachedExpertBytes) + ") cached there, the most chosen first; "
+            + gib(hostExpertBytes) + " of experts in host memory, which the GPU reads over PCIe"
+            + (stagingBytes ? " (prefill copies them in bulk through " + gib(stagingBytes)
+                        + " of staging buffers)"
+                            : "")
+            + ". Decode is slower than with every expert on the GPU.";
+    }
+    case Fit::No:
+        break;
+    }
+    return "Does not fit: even with every routed expert in host memory the GPU needs "
+        + gib(leastBytes) + ", the budget is " + gib(budget) + ".";
+}
+
+OffloadEstimate estimateOffload(
+    std::uint64_t need, std::uint64_t routed, int moeLayers, std::uint64_t budget)
+{
+    OffloadEstimate e;
+    if (need <= budget) {
+        e.fit = OffloadEstimate::Fit::Whole;
+        e.gpuBytes = need;
+        e.cachedExpertBytes = routed;
+        return e;
+    }
+    const std::uint64_t rest = need - std::min(need, routed);
+    e.leastBytes = rest;
+    if (routed == 0 || rest > budget)
+        return e;
+    const std::uint64_t staging = moeLayers > 0 ? 2 * (routed / std::uint64_t(moeLayers)) : 0;
+    e.stagingBytes = rest + staging <= budget ? staging : 0;
+    e.fit = OffloadEstimate::Fit::ExpertsOffloaded;
+    e.cachedExpertBytes = std::min(routed, budget - rest - e.stagingBytes);
+    e.hostExpertBytes = routed - e.cachedExpertBytes;
+    e.gpuBytes = rest + e.stagingBytes + e.cachedExpertBytes;
+    return e;
+}
+
 ExpertPlacement placeExperts(const ExpertPlacementRequest& r)
 {
     const int layers = int(r.expertBytes.size());

@@ -34,6 +34,27 @@ struct ExpertPlacement {
     std::string describe() const;
 };
 
+// Before loading (inspect, Model Settings): where a model's memory would go under a budget,
+// from its totals only. `needBytes`: weights, KV cache, states and step memory with every
+// expert on the GPU; `routedBytes`: the routed experts' share of the weights.
+// Each step's buffers on a GPU (activations, products' scratch, cuBLAS) besides weights, KV
+// cache and states: about what the target model needs for a 4,096-token step.
+constexpr std::uint64_t kGpuStepMemoryBytes = 1ull << 30;
+
+struct OffloadEstimate {
+    enum class Fit { Whole, ExpertsOffloaded, No } fit = Fit::No;
+    std::uint64_t gpuBytes = 0; // everything on the GPU, the cached experts included
+    std::uint64_t cachedExpertBytes = 0, hostExpertBytes = 0;
+    std::uint64_t stagingBytes = 0; // the two prefill staging buffers, where they fit
+    std::uint64_t leastBytes = 0; // the least budget that loads with experts in host memory
+    double cachedShare() const;
+    // "Fits: 11.6 of 12.0 GiB on the GPU with 41 % of the routed experts (7.9 GiB) there and
+    // 11.4 GiB of them in host memory."
+    std::string describe(std::uint64_t budgetBytes) const;
+};
+OffloadEstimate estimateOffload(std::uint64_t needBytes, std::uint64_t routedBytes,
+    int moeLayers, std::uint64_t budgetBytes);
+
 // Most chosen first, over all layers at once (every layer sees the same tokens, so counts
 // compare across layers); ties, and every expert when nothing is measured, spread evenly
 // over the layers, lower expert numbers first.

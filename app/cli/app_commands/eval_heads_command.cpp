@@ -74,6 +74,8 @@ int runEvalHeads(std::span<char*> args)
         ->check(CLI::IsMember({ "fast", "llm", "all" }));
     app.add_option("--model", modelPath, "GGUF file or Hugging Face folder, for --heads llm|all");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option("--limit", limit, "score only the first N contracts (the model is slow)")
         ->check(CLI::Range(0, 1000000));
     app.add_option("--folds", folds, "number of folds")->check(CLI::Range(2, 20));
@@ -139,6 +141,7 @@ int runEvalHeads(std::span<char*> args)
         cw::llm::LlmSessionOptions sessionOptions;
         sessionOptions.threads = options.threads;
         sessionOptions.device = QString::fromStdString(device);
+        sessionOptions.gpuMemoryGiB = gpuMemory;
         auto opened = cw::llm::LlmSession::open(QString::fromStdString(modelPath), sessionOptions);
         if (!opened) {
             std::fprintf(stderr, "eval-heads: %s\n", opened.error().message.c_str());

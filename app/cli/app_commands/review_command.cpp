@@ -55,6 +55,8 @@ int runReview(std::span<char*> args)
         "--text-only", textOnly, "read FILE as plain text, unchanged (offsets refer to it)");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option("--precision", precision,
            "the model's arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
         ->check(CLI::IsMember({ "f32", "tf32", "bf16" }));
@@ -120,6 +122,7 @@ int runReview(std::span<char*> args)
     options.modelThreads = threads;
     options.modelDevice = QString::fromStdString(device);
     options.modelPrecision = QString::fromStdString(precision);
+    options.modelGpuMemoryGiB = gpuMemory;
     options.modelContext = context;
     options.remote.baseUrl = QString::fromStdString(server);
     options.remote.model = QString::fromStdString(serverModel);

@@ -136,6 +136,8 @@ int runTestgen(std::span<char*> args)
     app.add_flag("--no-history", noHistory, "do not save this generation in the history");
     app.add_option("--threads", threads, "CPU threads for the model (0: all)");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option(
            "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
         ->check(CLI::IsMember({ "f32", "tf32", "bf16" }));
@@ -207,6 +209,7 @@ int runTestgen(std::span<char*> args)
         options.device = QString::fromStdString(device);
         options.contextLength = context;
         options.precision = QString::fromStdString(precision);
+        options.gpuMemoryGiB = gpuMemory;
         auto session = cw::llm::LlmSession::open(QString::fromStdString(model), options);
         if (!session) {
             printError(session.error().message);

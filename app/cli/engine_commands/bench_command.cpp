@@ -128,6 +128,8 @@ int runBench(std::span<char*> args)
     std::int64_t chunk = 0;
     app.add_option("--model", modelPath, "GGUF file or Hugging Face folder")->required();
     app.add_option("--device", device, "cpu, cuda, cuda:N or auto (default cuda)");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option("--prompt-tokens", promptTokens, "prompt length per sequence (default 512)")
         ->check(CLI::Range(1, 1 << 20));
     app.add_option("--gen-tokens", genTokens, "tokens decoded per sequence (default 128)")
@@ -158,6 +160,7 @@ int runBench(std::span<char*> args)
     const auto vocab = description->hparams.vocabSize;
     cw::engine::ModelOptions options;
     options.device = device;
+    options.gpuMemoryGiB = gpuMemory;
     options.threads = threads;
     options.contextLength = context;
     options.maxSequences = batch;

@@ -69,6 +69,8 @@ int runGenerate(std::span<char*> args)
     app.add_option("--min-p", params.minP, "0: off");
     app.add_option("--seed", params.seed, "random seed");
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option("--threads", threads, "CPU threads (0: all)");
     app.add_option(
            "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
@@ -114,6 +116,7 @@ int runGenerate(std::span<char*> args)
     cw::engine::ModelOptions options;
     options.threads = threads;
     options.device = device;
+    options.gpuMemoryGiB = gpuMemory;
     if (auto ok = cw::engine::applyPrecision(options, precision); !ok)
         return fail(ok.error().message);
     options.contextLength = context;

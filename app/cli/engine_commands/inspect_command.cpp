@@ -5,6 +5,7 @@
 // model (anything openModel accepts).
 #include "app/cli/cli_command.h"
 #include "app/cli/cli_usage.h"
+#include "engine/backend/expert_placement.h"
 #include "engine/model_files/model_loader.h"
 
 #include <CLI/CLI.hpp>
@@ -119,9 +120,15 @@ nlohmann::json memory(
     const ModelDescription& model, std::int64_t context, std::int64_t batch, int kvBytes)
 {
     const auto& h = model.hparams;
-    std::uint64_t weights = 0;
-    for (const auto& [name, view] : model.tensors)
+    std::uint64_t weights = 0, routed = 0;
+    std::set<long long> moeLayers;
+    for (const auto& [name, view] : model.tensors) {
         weights += view.bytes;
+        if (isRoutedExpert(name) && blockOf(name) < h.numLayers) {
+            routed += view.bytes;
+            moeLayers.insert(blockOf(name));
+        }
+    }
     std::int64_t attention = 0, deltaNet = 0;
     for (auto kind : h.layerKinds)
         (kind == LayerKind::FullAttention ? attention : deltaNet) += 1;
@@ -143,7 +150,9 @@ nlohmann::json memory(
         { "deltanet_layers", deltaNet }, { "weights_bytes", weights },
         { "kv_cache_element_bytes", kvBytes }, { "kv_cache_bytes_per_token", kvPerToken },
         { "kv_cache_bytes", kv }, { "deltanet_recurrent_state_bytes", recurrent },
-        { "deltanet_conv_state_bytes", conv }, { "total_bytes", weights + kv + recurrent + conv } };
+        { "deltanet_conv_state_bytes", conv }, { "total_bytes", weights + kv + recurrent + conv },
+        // What a GPU may keep in host memory when the model is over its budget (--gpu-memory).
+        { "routed_expert_bytes", routed }, { "moe_layers", moeLayers.size() } };
 }
 
 nlohmann::json hyperParameters(const cw::engine::HyperParameters& h)
@@ -189,6 +198,12 @@ int runInspect(std::span<char*> args)
         ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 30));
     app.add_option("--batch", batch, "sequences held at once")
         ->check(CLI::Range(std::int64_t(1), std::int64_t(1) << 20));
+    double gpuMemory = 0.0;
+    app.add_option("--gpu-memory", gpuMemory,
+           "instead of the JSON, say in words where the memory would go on a GPU with this many "
+           "GiB for the model (weights, the KV cache and states at --context and --batch, and "
+           "about 1 GiB for each step's buffers)")
+        ->check(CLI::Range(0.001, 1e6));
     app.add_option("--kv-bytes", kvBytes,
            "bytes per KV-cache element (4: f32, what both backends store; 2: f16/bf16, 1: 8-bit)")
         ->check(CLI::IsMember({ 1, 2, 4 }));
@@ -220,6 +235,17 @@ int runInspect(std::span<char*> args)
         { "tensors", { { "count", model->tensors.size() }, { "groups", tensorGroups(*model) } } },
         { "memory", memory(*model, context, batch, kvBytes) },
     };
+    if (gpuMemory > 0.0) {
+        const auto& m = out["memory"];
+        const std::uint64_t need = m["total_bytes"].get<std::uint64_t>() + cw::engine::kGpuStepMemoryBytes;
+        const auto budget = std::uint64_t(gpuMemory * double(1ull << 30));
+        const auto estimate = cw::engine::estimateOffload(need,
+            m["routed_expert_bytes"].get<std::uint64_t>(), m["moe_layers"].get<int>(), budget);
+        std::printf("%s (%s, %lld tokens of context, %lld sequences)\n%s\n", path.c_str(),
+            model->name.c_str(), static_cast<long long>(context), static_cast<long long>(batch),
+            estimate.describe(budget).c_str());
+        return estimate.fit == cw::engine::OffloadEstimate::Fit::No ? 1 : 0;
+    }
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
 }

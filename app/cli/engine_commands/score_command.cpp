@@ -58,6 +58,8 @@ int runScore(std::span<char*> args)
         ->required();
     app.add_option("--logits-out", outPath, "output .npy, float32 [n_tokens, vocab]")->required();
     app.add_option("--device", device, "where the model runs: cpu, cuda, cuda:N or auto");
+    double gpuMemory = 0.0;
+    cw::cli::addGpuMemoryOption(app, gpuMemory);
     app.add_option("--threads", threads, "CPU threads (0: all)");
     app.add_option(
            "--precision", precision, "arithmetic: f32 (the reference), tf32 or bf16 (fastest)")
@@ -87,6 +89,7 @@ int runScore(std::span<char*> args)
     cw::engine::ModelOptions options;
     options.threads = threads;
     options.device = device;
+    options.gpuMemoryGiB = gpuMemory;
     if (auto ok = cw::engine::applyPrecision(options, precision); !ok)
         return fail(ok.error().message);
     auto model = cw::engine::Model::create(std::move(*description), options);

@@ -90,3 +90,46 @@ TEST(ExpertPlacement, NoBudgetKeepsEveryExpertOnTheHost)
 
 } // namespace
 } // namespace cw::engine
+
+namespace cw::engine {
+namespace {
+
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+TEST(OffloadEstimate, WholeModelWithinTheBudget)
+{
+    const auto e = estimateOffload(20 * kGiB, 18 * kGiB, 40, 24 * kGiB);
+    EXPECT_EQ(e.fit, OffloadEstimate::Fit::Whole);
+    EXPECT_EQ(e.describe(24 * kGiB), "Fits: 20.0 GiB of 24.0 GiB on the GPU, every expert there.");
+}
+
+TEST(OffloadEstimate, ExpertsOverTheBudgetGoToHostMemoryWithStaging)
+{
+    // 2 GiB besides the experts, 2 x 0.4 GiB staging: 7.2 GiB of the 16 cached.
+    const auto e = estimateOffload(18 * kGiB, 16 * kGiB, 40, 10 * kGiB);
+    EXPECT_EQ(e.fit, OffloadEstimate::Fit::ExpertsOffloaded);
+    EXPECT_EQ(e.stagingBytes, 2 * (16 * kGiB / 40));
+    EXPECT_EQ(e.cachedExpertBytes + e.hostExpertBytes, 16 * kGiB);
+    EXPECT_EQ(e.gpuBytes, 10 * kGiB);
+    EXPECT_NEAR(e.cachedShare(), 7.2 / 16.0, 1e-9);
+    EXPECT_NE(e.describe(10 * kGiB).find("45 % of the routed experts (7.2 GiB)"), std::string::npos)
+        << e.describe(10 * kGiB);
+}
+
+TEST(OffloadEstimate, TooLittleRoomEvenWithoutExperts)
+{
+    const auto e = estimateOffload(18 * kGiB, 16 * kGiB, 40, kGiB);
+    EXPECT_EQ(e.fit, OffloadEstimate::Fit::No);
+    EXPECT_EQ(e.leastBytes, 2 * kGiB);
+    EXPECT_EQ(e.describe(kGiB),
+        "Does not fit: even with every routed expert in host memory the GPU needs 2.0 GiB, the "
+        "budget is 1.0 GiB.");
+    // Without staging room the cache still takes what is left.
+    const auto tight = estimateOffload(18 * kGiB, 16 * kGiB, 40, 2 * kGiB + kGiB / 2);
+    EXPECT_EQ(tight.fit, OffloadEstimate::Fit::ExpertsOffloaded);
+    EXPECT_EQ(tight.stagingBytes, 0u);
+    EXPECT_EQ(tight.cachedExpertBytes, kGiB / 2);
+}
+
+} // namespace
+} // namespace cw::engine
