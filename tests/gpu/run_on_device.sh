@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [q8agree] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [q8agree] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse] [offload] [offloadpeer]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -43,6 +43,10 @@
 # "abuse" runs issue 36's abuse benchmark at its scale (200 honest streaming clients, then the same
 # beside 100 slowloris and 10 oversized-body clients) on this machine's CPU with the tiny model,
 # where the attackers do not share two cores with the server; JSON in $OUT/abuse.json.
+# "offload" (issue 33) runs bench at each GPU memory budget of $OFFLOAD_BUDGETS (GiB, default
+# "12 16 24"): batch-1 decode and an 8,192-token prompt, the experts that do not fit in host
+# memory; "offloadpeer" (with "peer") runs llama-bench with -ncmoe N beside it, N the fewest
+# layers' experts on the CPU whose peak on the card fits each budget. $OUT/offload*.jsonl.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -73,7 +77,7 @@ synth() {
   synth_pid=$!
 }
 P=/tmp/peer/llama.cpp
-if has peer || has q8agree; then # built while ours is tested; its benchmark runs after ours, alone
+if has peer || has q8agree || has offloadpeer; then # built while ours is tested; its benchmark runs after ours, alone
   # on the card. tests/golden/llama_logits (the peer's logits for q8agree) builds inside it.
   (s=$(date +%s); mkdir -p /tmp/peer && tar xJf .device-carry/peer/llama.cpp-*.tar.xz -C /tmp/peer \
     && ln -sfn /tmp/peer/llama.cpp-* $P \
@@ -98,7 +102,7 @@ if has cpu; then # llama.cpp's CPU build, while the model file is written
     echo "llama.cpp CPU build exit $? in $(( $(date +%s) - s )) s" >>"$L/cpu_peer_build.log") &
   cpu_peer_pid=$!
 fi
-if has prebuilt && { has bench || has ab || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
+if has prebuilt && { has bench || has ab || has profile || has peer || has cpu || has offload; } && [[ ! -f $M ]]; then
   synth
 fi
 if has build; then
@@ -112,11 +116,11 @@ if has build; then
   # The command-line tool first: the benchmark file is written while the tests build and run.
   ninja -C build-dev -j16 clausewright-cli >"$L/build.log" 2>&1
   echo "clausewright-cli built (exit $?) in $(( $(date +%s) - start )) s"
-  if { has bench || has ab || has profile || has peer || has cpu; } && [[ ! -f $M ]]; then
+  if { has bench || has ab || has profile || has peer || has cpu || has offload; } && [[ ! -f $M ]]; then
     synth
   fi
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
-    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_moe gpu_ops gpu_quant gpu_backend_ops \
+    gpu_model_golden_bf16 gpu_model_vs_cpu gpu_expert_offload gpu_moe gpu_ops gpu_quant gpu_backend_ops \
     geometry_check >>"$L/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
   grep -E "error|FAILED" "$L/build.log" | head -20
@@ -196,6 +200,41 @@ if has bench; then
     timeout 60 $B bench --model $M --device cuda:0 $args 2>>"$L/bench.err" | tee -a "$OUT/bench.jsonl"
   done
   grep -v "^bench: loaded" "$L/bench.err" | tail -5; grep -m1 "memory plan" "$L/bench.err"
+fi
+if has offload; then # issue 33: bench under GPU memory budgets, the experts that do not fit in host memory
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  : >"$OUT/offload.jsonl"
+  for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+    for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2" \
+        "--prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2"; do
+      timeout 200 $B bench --model $M --device cuda:0 --gpu-memory $G $args 2>>"$L/offload.err" \
+        | tail -1 | sed "s/^{/{\"gpu_memory_gib\": $G, /" | tee -a "$OUT/offload.jsonl"
+    done
+    grep "memory plan" "$L/offload.err" | tail -1
+  done
+fi
+if has offloadpeer; then # llama.cpp with the experts of its first N layers on the CPU, the fewest N
+  # whose peak on the card (nvidia-smi, over what was in use before) fits each budget
+  wait $peer_pid; tail -1 "$L/peer_build.log"
+  eval "$($B inspect --model $M | python3 -c 'import json, sys; m = json.load(sys.stdin)["memory"]; print("W=%d R=%d NL=%d" % (m["weights_bytes"], m["routed_expert_bytes"], m["moe_layers"]))')"
+  base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+  : >"$OUT/offload_peer.jsonl"
+  for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+    n=$(python3 -c "import math; print(max(0, math.ceil(($W + 1.5 * 2**30 - $G * 2**30) / ($R / $NL))))")
+    for N in $n $((n + 1)) $((n + 2)) $((n + 3)); do
+      nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >/tmp/mem-$G-$N.txt &
+      smi=$!
+      timeout 300 $P/build/bin/llama-bench -m $M -ngl 99 -fa on -ub 2048 -ncmoe $N -t $(nproc) \
+        -p 8192 -n 64 -r 2 -o jsonl 2>>"$L/offload_peer.err" >/tmp/peer-$G-$N.jsonl
+      kill $smi; wait $smi 2>/dev/null
+      peak=$(( $(sort -n /tmp/mem-$G-$N.txt | tail -1) - base ))
+      sed "s/^{/{\"gpu_memory_gib\": $G, \"n_cpu_moe\": $N, \"peak_mib\": $peak, /" /tmp/peer-$G-$N.jsonl \
+        | tee -a "$OUT/offload_peer.jsonl" | python3 -c 'import json, sys
+for l in sys.stdin:
+    j = json.loads(l); print(j["gpu_memory_gib"], "GiB: -ncmoe", j["n_cpu_moe"], "peak", j["peak_mib"], "MiB:", "pp" if j["n_prompt"] else "tg", round(j["avg_ts"], 1), "tok/s")'
+      (( peak <= G * 1024 )) && break
+    done
+  done
 fi
 if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=value), twice each
   [[ -n "$synth_pid" ]] && wait $synth_pid

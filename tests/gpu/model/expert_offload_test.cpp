@@ -71,7 +71,7 @@ std::pair<long, long> cached(const Model& model)
 // The least budget that holds every expert (bisection over what the loads report).
 std::uint64_t wholeModelBudget(const std::string& path, const std::string& precision)
 {
-    std::uint64_t lo = 1 << 20, hi = 8ull << 30;
+    std::uint64_t lo = 1 << 20, hi = 2ull << 30;
     while (hi - lo > 4096) {
         const std::uint64_t mid = lo + (hi - lo) / 2;
         auto model = load(path, precision, mid);
