@@ -202,6 +202,9 @@ if has bench; then
   grep -v "^bench: loaded" "$L/bench.err" | tail -5; grep -m1 "memory plan" "$L/bench.err"
 fi
 if has offload; then # issue 33: bench under GPU memory budgets, the experts that do not fit in host memory
+  # Exactness first: the offloaded model's logits against every expert on the GPU.
+  timeout 240 $BUILD/tests/gpu/model/gpu_expert_offload --gtest_brief=1 >"$L/offload_test.log" 2>&1
+  echo "gpu_expert_offload exit $?"; grep -E "FAILED|PASSED|Failure|Expected|Which|budget" "$L/offload_test.log" | head -30
   [[ -n "$synth_pid" ]] && wait $synth_pid
   : >"$OUT/offload.jsonl"
   for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
