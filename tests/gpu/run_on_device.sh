@@ -56,7 +56,10 @@ mkdir -p "$OUT"
 # A call brings back at most 8 files: the figures go to $OUT, every log into one archive.
 L=/tmp/device-logs
 mkdir -p $L
-trap 'tar cJf "$OUT/logs.tar.xz" -C $L . 2>/dev/null' EXIT
+# gzip, not xz: a call stopped near its limit leaves seconds for this, and xz needs more.
+pack_logs() { tar czf "$OUT/logs.tar.gz" -C $L . 2>/dev/null; }
+trap pack_logs EXIT
+trap 'echo "stopped at the time limit"; trap - EXIT; pack_logs; exit 124' TERM
 STEPS=" $* "
 has() { [[ "$STEPS" == *" $1 "* ]]; }
 source tests/gpu/device_deps.sh
@@ -203,17 +206,35 @@ if has bench; then
 fi
 if has offload; then # issue 33: bench under GPU memory budgets, the experts that do not fit in host memory
   # Exactness first: the offloaded model's logits against every expert on the GPU.
-  timeout 240 $BUILD/tests/gpu/model/gpu_expert_offload --gtest_brief=1 >"$L/offload_test.log" 2>&1
+  timeout ${OFFLOAD_TEST_SECONDS:-150} $BUILD/tests/gpu/model/gpu_expert_offload --gtest_brief=1 \
+    >"$L/offload_test.log" 2>&1
   echo "gpu_expert_offload exit $?"; grep -E "FAILED|PASSED|Failure|Expected|Which|budget" "$L/offload_test.log" | head -30
   [[ -n "$synth_pid" ]] && wait $synth_pid
   : >"$OUT/offload.jsonl"
-  for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
-    for args in "--prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2" \
-        "--prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2"; do
-      timeout 200 $B bench --model $M --device cuda:0 --gpu-memory $G $args 2>>"$L/offload.err" \
-        | tail -1 | sed "s/^{/{\"gpu_memory_gib\": $G, /" | tee -a "$OUT/offload.jsonl"
+  # Each run alone, its JSON as it comes; every 15 s the card's use and PCIe traffic and the
+  # process's CPU, so a slow run shows where it waits.
+  offload_run() { # budget, bench args...
+    local G=$1; shift
+    local s=$(date +%s)
+    timeout ${OFFLOAD_RUN_SECONDS:-150} $B bench --model $M --device cuda:0 --gpu-memory $G "$@" \
+      2>>"$L/offload.err" | sed -u "s/^{/{\"gpu_memory_gib\": $G, /" >>"$OUT/offload.jsonl" &
+    local pid=$!
+    while kill -0 $pid 2>/dev/null; do
+      sleep 15; kill -0 $pid 2>/dev/null || break
+      echo "  $(( $(date +%s) - s )) s: $(nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader)," \
+        "pcie $(nvidia-smi dmon -s t -c 1 | tail -1 | awk '{print "rx " $2 " tx " $3 " MB/s"}')," \
+        "cpu $(ps -C clausewright-cli -o pcpu= | head -1)%"
     done
-    grep "memory plan" "$L/offload.err" | tail -1
+    wait $pid
+    echo "$G GiB $* ($(( $(date +%s) - s )) s):"; grep -v "^bench: loaded" "$L/offload.err" | tail -2
+    grep "memory plan" "$L/offload.err" | tail -1 | cut -c1-900
+    tail -1 "$OUT/offload.jsonl" | python3 -c 'import json, sys
+for l in sys.stdin:
+    j = json.loads(l); print("  prefill", round(j["prefill_tokens_per_s"]), "decode", round(j["decode_tokens_per_s"], 1), "tok/s")' 2>/dev/null
+  }
+  for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+    offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
+    offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
   done
 fi
 if has offloadpeer; then # llama.cpp with the experts of its first N layers on the CPU, the fewest N
