@@ -5,9 +5,12 @@
 #include "kernels/cpu/quant/quant_blocks.h"
 #include "kernels/cpu/quant/quantize.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 
 namespace cw::engine {
 
@@ -111,14 +114,38 @@ void fillRandomBytes(std::byte* dst, std::uint64_t bytes, Rng& rng)
     }
 }
 
+// Per expert of a router: its row's scale under `skew`. A router row with a larger norm gives
+// logits of a wider spread, so its expert is among the top-k more often: the expert at rank r
+// (a per-layer shuffle, so each layer has its own hot experts) gets (1 + r)^-skew. Empty when
+// routing stays uniform.
+std::vector<float> routerRowScales(const GgufTensorSpec& spec, std::int64_t experts,
+    double skew, std::uint64_t seed)
+{
+    if (skew <= 0.0 || spec.role != GgufTensorRole::Router || spec.ne.size() < 2
+        || spec.ne[1] != experts || experts < 2)
+        return {};
+    std::vector<int> rank(static_cast<std::size_t>(experts));
+    std::iota(rank.begin(), rank.end(), 0);
+    Rng shuffle(seed ^ 0x5ce77e4ull, spec.name + "/ranks");
+    for (std::size_t i = rank.size() - 1; i > 0; --i)
+        std::swap(rank[i], rank[std::size_t(shuffle.next() % (i + 1))]);
+    std::vector<float> scales(rank.size());
+    for (std::size_t e = 0; e < rank.size(); ++e)
+        scales[e] = float(std::pow(1.0 + double(rank[e]), -skew));
+    return scales;
+}
+
 Result<void> fillTensor(const GgufTensorSpec& spec, TensorType type, std::uint64_t seed,
-    std::byte* dst, std::uint64_t bytes)
+    const std::vector<float>& rowScales, std::byte* dst, std::uint64_t bytes)
 {
     Rng rng(seed, spec.name);
     const auto n = std::uint64_t(spec.elements());
     if (type == TensorType::F32 || type == TensorType::F16 || type == TensorType::BF16) {
+        const auto rowLength = std::uint64_t(spec.ne[0]);
         for (std::uint64_t i = 0; i < n; ++i) {
-            const float v = randomValue(spec.role, rng);
+            float v = randomValue(spec.role, rng);
+            if (!rowScales.empty())
+                v *= rowScales[std::size_t(i / rowLength)];
             if (type == TensorType::F32) {
                 std::memcpy(dst + 4 * i, &v, 4);
             } else {
@@ -136,6 +163,8 @@ Result<void> fillTensor(const GgufTensorSpec& spec, TensorType type, std::uint64
     }
     if (!layout || bytes % layout->blockBytes != 0)
         return makeError(spec.name + ": cannot synthesise blocks of this type");
+    if (!rowScales.empty())
+        return makeError(spec.name + ": a skewed router needs a float router tensor");
     fillRandomBytes(dst, bytes, rng);
     // Eight fp16 values around each target; each block picks one at random.
     std::array<std::array<quant::Half, 8>, 2> table {};
@@ -165,8 +194,10 @@ std::string chatMlTemplate()
 
 Result<SynthSummary> synthesizeGguf(const ModelPreset& preset, std::string_view mix,
     std::uint64_t seed, const std::string& outPath,
-    const std::function<void(std::size_t, std::size_t)>& progress)
+    const std::function<void(std::size_t, std::size_t)>& progress, double routerSkew)
 {
+    if (!(routerSkew >= 0.0 && routerSkew <= 4.0))
+        return makeError("the router skew must be between 0 and 4");
     const auto fileType = llamaFileType(mix);
     if (!fileType || !quant::isKnownMix(mix))
         return makeError("unknown quantization \"" + std::string(mix)
@@ -193,9 +224,11 @@ Result<SynthSummary> synthesizeGguf(const ModelPreset& preset, std::string_view 
             = quantMix.next(spec.name, spec.effectiveDims(), spec.ne[0], TensorType::F32);
         const auto traits = kernels::tensorTypeTraits(std::uint32_t(type));
         summary.tensorsPerType[std::string(traits ? traits->name : "?")]++;
+        auto scales = routerRowScales(spec, h.numExperts, routerSkew, seed);
         writer.addTensor(spec.name, type, spec.ne,
-            [spec, type, seed, done, total, &progress](std::byte* dst, std::uint64_t bytes) {
-                auto filled = fillTensor(spec, type, seed, dst, bytes);
+            [spec, type, seed, scales = std::move(scales), done, total, &progress](
+                std::byte* dst, std::uint64_t bytes) {
+                auto filled = fillTensor(spec, type, seed, scales, dst, bytes);
                 ++*done;
                 if (progress)
                     progress(*done, total);

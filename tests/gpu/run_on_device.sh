@@ -105,6 +105,15 @@ if has cpu; then # llama.cpp's CPU build, while the model file is written
     echo "llama.cpp CPU build exit $? in $(( $(date +%s) - s )) s" >>"$L/cpu_peer_build.log") &
   cpu_peer_pid=$!
 fi
+MS=/tmp/models/q36-skew.gguf
+if has offload && [[ -n "$OFFLOAD_SKEW" ]]; then # written beside the other; synth is one thread
+  skew_synth() {
+    mkdir -p /tmp/models
+    ($B synth --preset qwen3.6-35b-a3b --quant q4_k_m --router-skew $OFFLOAD_SKEW --out $MS \
+      >/dev/null 2>"$L/synth_skew.err"; echo "skewed synth exit $?" >>"$L/synth_skew.err") &
+    skew_pid=$!
+  }
+fi
 if has prebuilt && { has bench || has ab || has profile || has peer || has cpu || has offload; } && [[ ! -f $M ]]; then
   synth
 fi
@@ -122,6 +131,7 @@ if has build; then
   if { has bench || has ab || has profile || has peer || has cpu || has offload; } && [[ ! -f $M ]]; then
     synth
   fi
+  [[ -n "$OFFLOAD_SKEW" ]] && has offload && skew_synth
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
     gpu_model_golden_bf16 gpu_model_vs_cpu gpu_expert_offload gpu_moe gpu_ops gpu_quant gpu_backend_ops \
     geometry_check >>"$L/build.log" 2>&1
@@ -136,7 +146,7 @@ if has test; then
       n=$(basename $t)
       (timeout 150 $t --gtest_brief=1 >/tmp/gpu-logs/$n.log 2>&1; echo "exit $?" >>/tmp/gpu-logs/$n.log) &
     done
-    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}")
+    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}" -e "${skew_pid:-x}")
     status=0
     for f in /tmp/gpu-logs/*.log; do
       echo "== $(basename $f .log)"; cat $f; tail -1 $f | grep -q "exit 0" || status=1
@@ -171,7 +181,7 @@ if has geometry; then # generated geometries, CPU vs cuda:0 vs transformers; $OU
         --shard $i/4 --threads 4 --device cuda:0 --precision f32 --table $G/table_$i.txt \
         >"$L/geometry_$i.log" 2>&1 &
     done
-    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}" -e "${cpu_peer_pid:-x}")
+    wait $(jobs -p | grep -v -x -e "${peer_pid:-x}" -e "${synth_pid:-x}" -e "${cpu_peer_pid:-x}" -e "${skew_pid:-x}")
     for i in 0 1 2 3; do
       [[ -f $G/table_$i.txt ]] || { echo "geometry shard $i left no table:"; tail -5 "$L/geometry_$i.log"; }
     done
@@ -217,7 +227,8 @@ if has offload; then # issue 33: bench under GPU memory budgets, the experts tha
     local G=$1; shift
     local s=$(date +%s)
     timeout ${OFFLOAD_RUN_SECONDS:-150} $B bench --model $M --device cuda:0 --gpu-memory $G "$@" \
-      2>>"$L/offload.err" | sed -u "s/^{/{\"gpu_memory_gib\": $G, /" >>"$OUT/offload.jsonl" &
+      2>>"$L/offload.err" \
+      | sed -u "s/^{/{\"gpu_memory_gib\": $G, \"router_skew\": ${RUN_SKEW:-0}, /" >>"$OUT/offload.jsonl" &
     local pid=$!
     while kill -0 $pid 2>/dev/null; do
       sleep 15; kill -0 $pid 2>/dev/null || break
@@ -236,6 +247,19 @@ for l in sys.stdin:
     offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
     offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
   done
+  if [[ -n "$OFFLOAD_SKEW" ]]; then # routing biased as trained models' is (synth --router-skew)
+    wait $skew_pid; tail -1 "$L/synth_skew.err"
+    M0=$M; M=$MS; RUN_SKEW=$OFFLOAD_SKEW
+    # The first run counts which experts are chosen (kept in the model's cache folder); the
+    # measured ones load with the most chosen on the GPU.
+    timeout 120 $B bench --model $M --device cuda:0 --gpu-memory ${OFFLOAD_BUDGETS%% *} \
+      --prompt-tokens 2048 --gen-tokens 300 --batch 1 >/dev/null 2>>"$L/offload.err"
+    for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+      offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
+      offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
+    done
+    M=$M0; RUN_SKEW=0
+  fi
 fi
 if has offloadpeer; then # llama.cpp with the experts of its first N layers on the CPU, the fewest N
   # whose peak on the card (nvidia-smi, over what was in use before) fits each budget

@@ -3,6 +3,7 @@
 #include "engine/model_files/model_presets.h"
 #include "kernels/cpu/quant/dequantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -164,4 +165,52 @@ TEST(Synth, opensWithTheGgufModelLoader)
         EXPECT_EQ(model->tokenizer.ggmlTokens.size(), std::size_t(expected.vocabSize));
         EXPECT_FALSE(model->chatTemplate.empty());
     }
+}
+
+// --router-skew: each layer's router rows are the uniform file's rows scaled by (1 + r)^-skew,
+// r a rank shuffled per layer, so routing leans to a few experts per layer, each its own.
+TEST(Synth, skewedRouterScalesEachExpertsRowByItsRank)
+{
+    const auto* preset = findModelPreset("tiny-qwen3.6-moe");
+    ASSERT_NE(preset, nullptr);
+    const double skew = 0.5;
+    ASSERT_TRUE(synthesizeGguf(*preset, "q8_0", 4, scratch("plain.gguf").string()));
+    ASSERT_TRUE(synthesizeGguf(*preset, "q8_0", 4, scratch("skewed.gguf").string(), {}, skew));
+    auto plain = GgufFile::open(scratch("plain.gguf").string());
+    auto skewed = GgufFile::open(scratch("skewed.gguf").string());
+    ASSERT_TRUE(plain && skewed);
+    const std::int64_t E = preset->hparams.numExperts;
+    std::vector<std::vector<int>> ranksPerLayer;
+    for (const char* name : { "blk.0.ffn_gate_inp.weight", "blk.1.ffn_gate_inp.weight" }) {
+        const auto* a = plain->findTensor(name);
+        const auto* b = skewed->findTensor(name);
+        ASSERT_TRUE(a && b) << name;
+        ASSERT_EQ(a->type, TensorType::F32);
+        ASSERT_EQ(a->ne[1], E);
+        const auto H = a->ne[0];
+        std::vector<int> ranks;
+        for (std::int64_t e = 0; e < E; ++e) {
+            const auto* x = reinterpret_cast<const float*>(a->data) + e * H;
+            const auto* y = reinterpret_cast<const float*>(b->data) + e * H;
+            const double scale = double(y[0]) / double(x[0]);
+            for (std::int64_t i = 1; i < H; ++i)
+                ASSERT_NEAR(double(y[i]), double(x[i]) * scale, 1e-6 * std::abs(x[i]) + 1e-9)
+                    << name << " expert " << e;
+            // scale = (1 + r)^-skew gives the rank back.
+            const double r = std::pow(scale, -1.0 / skew) - 1.0;
+            ASSERT_NEAR(r, std::round(r), 1e-3) << name << " expert " << e;
+            ranks.push_back(int(std::lround(r)));
+        }
+        auto sorted = ranks;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::int64_t e = 0; e < E; ++e)
+            EXPECT_EQ(sorted[std::size_t(e)], e) << name << ": every rank once";
+        ranksPerLayer.push_back(ranks);
+    }
+    EXPECT_NE(ranksPerLayer[0], ranksPerLayer[1]) << "each layer has its own hot experts";
+    // The experts' own weights are untouched.
+    EXPECT_EQ(std::memcmp(plain->findTensor("blk.0.ffn_up_exps.weight")->data,
+                  skewed->findTensor("blk.0.ffn_up_exps.weight")->data, 64),
+        0);
+    EXPECT_FALSE(synthesizeGguf(*preset, "q8_0", 4, scratch("bad.gguf").string(), {}, -1.0));
 }
