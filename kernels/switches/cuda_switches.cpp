@@ -57,10 +57,11 @@ const CudaSwitch kSwitches[] = {
     { "CW_CUDA_MOE", Values::Choice, "direct|integer",
         "`direct`: the f32 expert kernels instead of the integer ones at decode sizes "
         "(default `integer`, where the experts' types allow)" },
-    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged",
-        "with routed experts in host memory (`--gpu-memory` under the model's size): prefill "
-        "steps read them in place over PCIe, or copy them to the GPU first; unset: the cost "
-        "model chooses per layer and step (decode steps always read in place)" },
+    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host",
+        "with routed experts in host memory (`--gpu-memory` under the model's size): the GPU "
+        "reads them in place over PCIe; prefill steps copy them to the GPU first (`staged`); "
+        "decode steps have the CPU compute them beside the GPU (`host`); unset: the cost model "
+        "chooses per layer and step" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",
         "`1`: f32 prefill attention under the bf16 and tf32 precisions" },
     { "CW_CUDA_ARCHITECTURES", Values::Any, "90, 80;86;89;90 ...",

@@ -221,12 +221,13 @@ if has offload; then # issue 33: bench under GPU memory budgets, the experts tha
   echo "gpu_expert_offload exit $?"; grep -E "FAILED|PASSED|Failure|Expected|Which|budget" "$L/offload_test.log" | head -30
   [[ -n "$synth_pid" ]] && wait $synth_pid
   : >"$OUT/offload.jsonl"
+  budgets=${OFFLOAD_BUDGETS:-12 16 24}
   # Each run alone, its JSON as it comes; every 15 s the card's use and PCIe traffic and the
   # process's CPU, so a slow run shows where it waits.
   offload_run() { # budget, bench args...
     local G=$1; shift
     local s=$(date +%s)
-    timeout ${OFFLOAD_RUN_SECONDS:-150} $B bench --model $M --device cuda:0 --gpu-memory $G "$@" \
+    env $RUN_ENV timeout ${OFFLOAD_RUN_SECONDS:-150} $B bench --model $M --device cuda:0 --gpu-memory $G "$@" \
       2>>"$L/offload.err" \
       | sed -u "s/^{/{\"gpu_memory_gib\": $G, \"router_skew\": ${RUN_SKEW:-0}, /" >>"$OUT/offload.jsonl" &
     local pid=$!
@@ -237,24 +238,31 @@ if has offload; then # issue 33: bench under GPU memory budgets, the experts tha
         "cpu $(ps -C clausewright-cli -o pcpu= | head -1)%"
     done
     wait $pid
-    echo "$G GiB $* ($(( $(date +%s) - s )) s):"; grep -v "^bench: loaded" "$L/offload.err" | tail -2
+    echo "$G GiB $RUN_ENV $* ($(( $(date +%s) - s )) s):"; grep -v "^bench: loaded" "$L/offload.err" | tail -2
     grep "memory plan" "$L/offload.err" | tail -1 | cut -c1-900
     tail -1 "$OUT/offload.jsonl" | python3 -c 'import json, sys
 for l in sys.stdin:
     j = json.loads(l); print("  prefill", round(j["prefill_tokens_per_s"]), "decode", round(j["decode_tokens_per_s"], 1), "tok/s")' 2>/dev/null
   }
-  for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+  RUN_ENV=
+  for G in $budgets; do
     offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
     offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
   done
+  # Decode with each way of reaching the host experts forced, at the first budget: what the
+  # cost model chose between (bench's JSON names the switch).
+  for RUN_ENV in ${OFFLOAD_MODES:-CW_CUDA_EXPERTS=inplace CW_CUDA_EXPERTS=host}; do
+    offload_run ${budgets%% *} --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
+  done
+  RUN_ENV=
   if [[ -n "$OFFLOAD_SKEW" ]]; then # routing biased as trained models' is (synth --router-skew)
     wait $skew_pid; tail -1 "$L/synth_skew.err"
     M0=$M; M=$MS; RUN_SKEW=$OFFLOAD_SKEW
     # The first run counts which experts are chosen (kept in the model's cache folder); the
     # measured ones load with the most chosen on the GPU.
-    timeout 120 $B bench --model $M --device cuda:0 --gpu-memory ${OFFLOAD_BUDGETS%% *} \
+    timeout 120 $B bench --model $M --device cuda:0 --gpu-memory ${budgets%% *} \
       --prompt-tokens 2048 --gen-tokens 300 --batch 1 >/dev/null 2>>"$L/offload.err"
-    for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
+    for G in $budgets; do
       offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
       offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
     done

@@ -68,6 +68,12 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
 // Gated DeltaNet for x; uses ctx.sequences[i].convState/recurrentState; writes out[T][hidden].
 void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out);
 
+// One token through the routed experts `chosen` ((expert, weight), ascending experts):
+// out[hidden] = sum of weight * down(silu(gate x) * up x), on ctx.pool. Also what the CUDA
+// backend runs on the host for the experts it keeps in host memory (host_experts.h).
+void routedExpertsOneToken(const StepContext& ctx, const MoeWeights& m, const float* x,
+    const std::vector<std::pair<int, float>>& chosen, float* out);
+
 // MoE block (routed experts, tokens grouped per expert, plus the shared expert if any).
 // `load` (may be null) counts the experts chosen, as layer `layerIndex`.
 void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalise, const float* x,

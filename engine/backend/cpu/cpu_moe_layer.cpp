@@ -40,9 +40,9 @@ std::vector<quant::BlockQ8K> quantized(const float* x, std::int64_t n, bool want
     return q;
 }
 
-// One token through its selected experts, given in ascending expert order with their
-// weights; out[H] = sum_k weight_k * down_k(silu(gate_k x) * up_k x).
-void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float* x,
+} // namespace
+
+void routedExpertsOneToken(const StepContext& ctx, const MoeWeights& m, const float* x,
     const std::vector<std::pair<int, float>>& chosen, float* out)
 {
     const auto& hp = *ctx.hp;
@@ -101,6 +101,8 @@ void expertsForOneToken(const StepContext& ctx, const MoeWeights& m, const float
         },
         16);
 }
+
+namespace {
 
 // y[t * yStride + r] = row r of w times token t's input for rows [begin, end) and n tokens
 // (x: n rows of w.cols floats; xq: the same rows as Q8_K, used when w takes it).
@@ -334,7 +336,7 @@ void moeLayer(const StepContext& ctx, const LayerWeights& layer, bool renormalis
         for (std::int64_t e = 0; e < E; ++e)
             if (!perExpert[std::size_t(e)].empty())
                 chosen.push_back({ int(e), perExpert[std::size_t(e)][0].second });
-        expertsForOneToken(ctx, m, x, chosen, out);
+        routedExpertsOneToken(ctx, m, x, chosen, out);
     } else {
         expertsForBatch(ctx, m, x, perExpert, out);
     }

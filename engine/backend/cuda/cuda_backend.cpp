@@ -142,6 +142,12 @@ public:
             cudaEventDestroy(m_join);
         if (m_sideStream)
             cudaStreamDestroy(m_sideStream);
+        if (m_hostFork)
+            cudaEventDestroy(m_hostFork);
+        if (m_hostJoin)
+            cudaEventDestroy(m_hostJoin);
+        if (m_hostStream)
+            cudaStreamDestroy(m_hostStream);
         if (m_stream)
             cudaStreamDestroy(m_stream);
         if (m_logitsHost)
@@ -212,6 +218,9 @@ private:
     // Declared after the arena: destroyed first, while its counts are still readable.
     std::unique_ptr<ExpertCache> m_expertCache; // null: every expert on the GPU
     std::vector<bool> m_stagedLayers; // this step: layers whose host experts are copied first
+    std::vector<bool> m_hostLayers; // this step: layers whose host experts the CPU computes
+    cudaStream_t m_hostStream = nullptr; // the host experts' copies and host function
+    cudaEvent_t m_hostFork = nullptr, m_hostJoin = nullptr;
     std::int64_t m_stepsSinceRefresh = 0;
     CudaWeights m_w;
     cudaStream_t m_stream = nullptr;
@@ -490,8 +499,11 @@ Result<void> CudaBackend::initialise()
         return weights.error();
     m_w = std::move(*weights);
     if (placement.offloads()) {
+        ExpertCache::HostCompute host;
+        host.hp = &m_description.hparams;
+        host.integerProducts = m_precision != cuda::GemmPrecision::Float32;
         auto cache = ExpertCache::create(m_hostWeights, placement, int(K), staging, m_arena,
-            m_stream, m_options.expertCountsPath);
+            m_stream, m_options.expertCountsPath, &host);
         if (!cache)
             return cache.error();
         m_expertCache = std::move(*cache);
@@ -503,6 +515,10 @@ Result<void> CudaBackend::initialise()
                 m_w.layers[l].down = live.down;
             }
         m_plan += "; " + m_expertCache->describe();
+        if (cudaStreamCreateWithFlags(&m_hostStream, cudaStreamNonBlocking) != cudaSuccess
+            || cudaEventCreateWithFlags(&m_hostFork, cudaEventDisableTiming) != cudaSuccess
+            || cudaEventCreateWithFlags(&m_hostJoin, cudaEventDisableTiming) != cudaSuccess)
+            return makeError("could not create the host experts' stream; use --device cpu");
     }
 
     if (attentionLayers) {
@@ -781,8 +797,13 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         // Decode steps are replayed from graphs: they read host experts in place. Other steps
         // take what the cost model says is faster per layer.
         m_stagedLayers.assign(m_w.layers.size(), false);
-        for (std::size_t l = 0; l < m_w.layers.size() && !m_decode; ++l)
-            m_stagedLayers[l] = m_expertCache->prefersStaging(int(l), T);
+        m_hostLayers.assign(m_w.layers.size(), false);
+        for (std::size_t l = 0; l < m_w.layers.size(); ++l) {
+            if (m_decode)
+                m_hostLayers[l] = m_expertCache->prefersHost(int(l), T);
+            else
+                m_stagedLayers[l] = m_expertCache->prefersStaging(int(l), T);
+        }
     }
     m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
     ++m_timers.steps;
@@ -970,9 +991,22 @@ void CudaBackend::moe(int layer)
                 aids.x2 = m_normedTwoPlanes;
             const cuda::DeviceExpertStack *gate = &L.gate, *up = &L.up, *down = &L.down;
             const bool staged = m_expertCache && m_stagedLayers[std::size_t(layer)];
+            const bool onHost = m_expertCache && m_hostLayers[std::size_t(layer)];
             if (m_expertCache) {
                 check(m_expertCache->count(layer, ids, T * K, m_stream));
-                if (staged) {
+                if (onHost) {
+                    // The CPU takes the host experts while the GPU runs the cached ones (the
+                    // host view reads a zero expert for each host one).
+                    check(cudaEventRecord(m_hostFork, m_stream));
+                    check(cudaStreamWaitEvent(m_hostStream, m_hostFork, 0));
+                    check(m_expertCache->computeOnHost(
+                        layer, int(T), m_normedRows, ids, weights, m_hostStream));
+                    check(cudaEventRecord(m_hostJoin, m_hostStream));
+                    const auto& h = m_expertCache->hostView(layer);
+                    gate = &h.gate;
+                    up = &h.up;
+                    down = &h.down;
+                } else if (staged) {
                     check(m_expertCache->stage(layer, m_stream));
                     const auto& s = m_expertCache->staged(layer);
                     gate = &s.gate;
@@ -982,6 +1016,11 @@ void CudaBackend::moe(int layer)
             }
             check(cuda::routedExperts(m_normedRows, T, ids, weights, K, *gate, *up, *down,
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
+            if (onHost) {
+                check(cudaStreamWaitEvent(m_stream, m_hostJoin, 0));
+                check(cuda::addInPlace(m_deltaRows, m_expertCache->hostSums(), T * m_hidden,
+                    m_stream));
+            }
             if (staged) {
                 check(m_expertCache->release(layer, m_stream));
                 // The next staged layer copies while this one runs (into the other buffer; one

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <thread>
 #include <unistd.h>
 
 namespace cw::engine {
@@ -19,6 +20,16 @@ namespace {
 
 constexpr std::size_t kAlign = 256;
 constexpr char kCountsMagic[8] = { 'C', 'W', 'E', 'X', 'P', 'C', '0', '1' };
+
+// The most rows a step may have for the host view: the decode products' bound, where each
+// token's experts are read per choice (the grouped products read them per expert).
+int hostRowCapacity()
+{
+    int rows = 0;
+    while (rows < 1024 && cuda::routedExpertsReadPerChoice(rows + 1))
+        ++rows;
+    return rows;
+}
 
 std::size_t alignUp(std::size_t n)
 {
@@ -86,6 +97,7 @@ struct ExpertCache::Stack {
     std::vector<int> slotOf; // per expert: its slot, or -1 in host memory
     const void** liveTable = nullptr; // device [experts]
     const void** stagedTable = nullptr; // device [experts]
+    const void** hostTable = nullptr; // device [experts]: slots, and the zero expert
     std::vector<std::size_t> stagedAt; // per expert: offset in the staging buffer (uncached)
 };
 
@@ -93,32 +105,37 @@ struct ExpertCache::Layer {
     bool offloaded = false;
     std::vector<Stack> stacks;
     int gate = -1, up = -1, down = -1; // indices into stacks
-    LayerStacks live, staged;
+    LayerStacks live, staged, host;
+    double hostPairsPerToken = 0.0; // at load: the host experts a token is expected to choose
     int buffer = 0; // the staging buffer this layer copies into
     std::uint64_t uncachedBytes = 0;
 };
 
 std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging)
 {
-    std::uint64_t tables = 0, widest = 0;
+    std::uint64_t tables = 0, widest = 0, largest = 0, hidden = 0;
     const std::size_t experts = w.layers.empty() ? 0 : std::size_t(w.layers[0].moe.gate.view
             ? w.layers[0].moe.gate.view->ne[2]
             : 0);
     for (const auto& L : w.layers) {
         std::uint64_t layerBytes = 0;
         for (const TensorView* v : distinctViews(L.moe)) {
-            tables += 2 * alignUp(experts * sizeof(void*)) + kAlign; // + a slot block's rounding
+            tables += 3 * alignUp(experts * sizeof(void*)) + kAlign; // + a slot block's rounding
             layerBytes += alignUp(std::uint64_t(v->ne[2]) * expertBytesOf(*v));
+            largest = std::max<std::uint64_t>(largest, alignUp(expertBytesOf(*v)));
         }
         widest = std::max(widest, layerBytes);
+        if (L.moe.gate.view)
+            hidden = std::uint64_t(L.moe.gate.cols);
     }
     const std::uint64_t counts = alignUp(w.layers.size() * experts * 4) + 2 * kAlign;
-    return tables + counts + (withStaging ? 2 * widest : 0);
+    const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4);
+    return tables + counts + host + (withStaging ? 2 * widest : 0);
 }
 
 Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     const ExpertPlacement& placement, int expertsPerToken, bool withStaging, DeviceArena& arena,
-    cudaStream_t stream, std::string countsPath)
+    cudaStream_t stream, std::string countsPath, const HostCompute* hostCompute)
 {
     std::unique_ptr<ExpertCache> c(new ExpertCache);
     c->m_k = expertsPerToken;
@@ -159,6 +176,26 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
         return cudaFailure("clearing the expert counts", e);
     if (auto r = c->pinHostExperts(); !r)
         return r.error();
+    std::size_t largest = 0;
+    std::int64_t hidden = 0;
+    for (const auto& L : w.layers) {
+        for (const TensorView* v : distinctViews(L.moe))
+            largest = std::max(largest, alignUp(expertBytesOf(*v)));
+        if (L.moe.gate.view)
+            hidden = L.moe.gate.cols;
+    }
+    auto zero = arena.allocate(std::max<std::size_t>(largest, kAlign), "the zero expert");
+    if (!zero)
+        return zero.error();
+    c->m_zeroExpert = static_cast<std::byte*>(*zero);
+    if (auto e = cudaMemset(c->m_zeroExpert, 0, std::max<std::size_t>(largest, kAlign));
+        e != cudaSuccess)
+        return cudaFailure("clearing the zero expert", e);
+    auto sums = arena.allocate(
+        std::size_t(hostRowCapacity()) * std::size_t(hidden) * 4 + kAlign, "the host experts' sums");
+    if (!sums)
+        return sums.error();
+    c->m_hostSums = static_cast<float*>(*sums);
     for (int l : c->m_offloadedOrder)
         if (auto r = c->buildLayer(l, arena); !r)
             return r.error();
@@ -184,7 +221,19 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
         return cudaFailure("setting up the expert cache", e);
     c->m_savedCounts
         = readExpertCounts(c->m_countsPath, int(w.layers.size()), c->m_experts);
+    for (int l : c->m_offloadedOrder)
+        c->m_layers[std::size_t(l)].hostPairsPerToken = c->hostPairsPerToken(l);
     c->measureBandwidths(stream);
+    if (hostCompute && hostCompute->hp && !c->m_offloadedOrder.empty()) {
+        int threads = hostCompute->threads;
+        if (threads <= 0) // the thread that feeds the GPU keeps a core
+            threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
+        auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu,
+            expertsPerToken, hostRowCapacity(), hostCompute->integerProducts, threads);
+        if (!host)
+            return host.error();
+        c->m_hostExperts = std::move(*host);
+    }
     return c;
 }
 
@@ -310,7 +359,7 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
                 return cudaFailure("uploading " + name, err);
             ++next;
         }
-        for (const void*** table : { &s.liveTable, &s.stagedTable }) {
+        for (const void*** table : { &s.liveTable, &s.stagedTable, &s.hostTable }) {
             auto t = arena.allocate(std::size_t(m_experts) * sizeof(void*), name + " table");
             if (!t)
                 return t.error();
@@ -326,13 +375,18 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
     L.gate = indexOf(m.gate.view);
     L.up = indexOf(m.up.view);
     L.down = indexOf(m.down.view);
-    auto describe = [&](const ExpertStack& h, const Stack& s, bool staged) {
+    enum class View { Live, Staged, Host };
+    auto describe = [&](const ExpertStack& h, const Stack& s, View view) {
         cuda::DeviceExpertStack d;
         d.type = h.view->type;
         // The first cached slot, or the first host expert: what the kernels' alignment checks
         // look at (every table entry has the same alignment modulo 16).
-        d.data = s.slots ? static_cast<const void*>(s.slots) : s.mapped[0];
-        d.expertData = staged ? s.stagedTable : s.liveTable;
+        d.data = s.slots ? static_cast<const void*>(s.slots)
+            : view == View::Host ? static_cast<const void*>(m_zeroExpert)
+                                 : s.mapped[0];
+        d.expertData = view == View::Staged ? s.stagedTable
+            : view == View::Host            ? s.hostTable
+                                            : s.liveTable;
         d.expertStride = s.expertBytes;
         d.rowStride = std::size_t(*kernels::rowBytes(h.view->type, std::uint64_t(h.view->ne[0])));
         d.rowOffset = h.rowOffset;
@@ -341,11 +395,11 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
         d.experts = h.view->ne[2];
         return d;
     };
-    for (const bool staged : { false, true }) {
-        LayerStacks& out = staged ? L.staged : L.live;
-        out.gate = describe(m.gate, L.stacks[std::size_t(L.gate)], staged);
-        out.up = describe(m.up, L.stacks[std::size_t(L.up)], staged);
-        out.down = describe(m.down, L.stacks[std::size_t(L.down)], staged);
+    for (const View view : { View::Live, View::Staged, View::Host }) {
+        LayerStacks& out = view == View::Staged ? L.staged : view == View::Host ? L.host : L.live;
+        out.gate = describe(m.gate, L.stacks[std::size_t(L.gate)], view);
+        out.up = describe(m.up, L.stacks[std::size_t(L.up)], view);
+        out.down = describe(m.down, L.stacks[std::size_t(L.down)], view);
     }
     return {};
 }
@@ -357,11 +411,12 @@ void ExpertCache::writeTables(int layer)
     for (auto& s : L.stacks) {
         std::vector<const void*> live(static_cast<std::size_t>(m_experts));
         std::vector<const void*> staged(static_cast<std::size_t>(m_experts));
+        std::vector<const void*> host(static_cast<std::size_t>(m_experts), m_zeroExpert);
         s.stagedAt.assign(std::size_t(m_experts), 0);
         for (int e = 0; e < m_experts; ++e) {
             const int slot = s.slotOf[std::size_t(e)];
             if (slot >= 0) {
-                live[std::size_t(e)] = staged[std::size_t(e)]
+                live[std::size_t(e)] = staged[std::size_t(e)] = host[std::size_t(e)]
                     = s.slots + std::size_t(slot) * s.expertBytes;
                 continue;
             }
@@ -376,6 +431,7 @@ void ExpertCache::writeTables(int layer)
         cudaMemcpy(s.liveTable, live.data(), live.size() * sizeof(void*), cudaMemcpyHostToDevice);
         cudaMemcpy(
             s.stagedTable, staged.data(), staged.size() * sizeof(void*), cudaMemcpyHostToDevice);
+        cudaMemcpy(s.hostTable, host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice);
     }
 }
 
@@ -393,6 +449,61 @@ const ExpertCache::LayerStacks& ExpertCache::live(int layer) const
 const ExpertCache::LayerStacks& ExpertCache::staged(int layer) const
 {
     return m_layers[std::size_t(layer)].staged;
+}
+
+const ExpertCache::LayerStacks& ExpertCache::hostView(int layer) const
+{
+    return m_layers[std::size_t(layer)].host;
+}
+
+double ExpertCache::hostPairsPerToken(int layer) const
+{
+    const auto& s0 = m_layers[std::size_t(layer)].stacks[0];
+    const std::size_t E = std::size_t(m_experts);
+    const std::uint64_t* c = m_savedCounts.size() == m_layers.size() * E
+        ? m_savedCounts.data() + std::size_t(layer) * E
+        : nullptr;
+    double total = 0.0;
+    if (c)
+        for (std::size_t e = 0; e < E; ++e)
+            total += double(c[e]);
+    double pairs = 0.0;
+    for (std::size_t e = 0; e < E; ++e)
+        if (s0.slotOf[e] < 0)
+            pairs += c && total > 0.0 ? double(m_k) * double(c[e]) / total
+                                      : double(m_k) / double(E);
+    return pairs;
+}
+
+bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
+{
+    const auto& L = m_layers[std::size_t(layer)];
+    if (!m_hostExperts || !L.offloaded || tokens > m_hostExperts->rowCapacity()
+        || !cuda::routedExpertsReadPerChoice(tokens))
+        return false;
+    const char* forced = std::getenv("CW_CUDA_EXPERTS");
+    if (forced && std::strcmp(forced, "host") == 0)
+        return true;
+    if (forced && (std::strcmp(forced, "staged") == 0 || std::strcmp(forced, "inplace") == 0))
+        return false;
+    const double cpu = m_hostExperts->bytesPerSecond();
+    if (cpu <= 0.0 || m_mappedBytesPerSecond <= 0.0)
+        return false;
+    std::size_t bytes = 0;
+    for (const auto& s : L.stacks)
+        bytes += s.expertBytes;
+    // Both read each chosen host expert's rows once per token that chose it; the host path
+    // also pays its round trip (which overlaps the GPU's cached experts, not counted here).
+    const double moved = double(tokens) * L.hostPairsPerToken * double(bytes);
+    return m_hostExperts->roundTripSeconds() + moved / cpu < moved / m_mappedBytesPerSecond;
+}
+
+cudaError_t ExpertCache::computeOnHost(int layer, int rows, const float* x,
+    const std::int32_t* ids, const float* weights, cudaStream_t stream)
+{
+    if (!m_hostExperts)
+        return cudaErrorInvalidValue;
+    return m_hostExperts->enqueue(layer, rows, x, ids, weights, m_hostSums, stream);
 }
 
 bool ExpertCache::prefersStaging(int layer, std::int64_t tokens) const
@@ -666,6 +777,12 @@ std::string ExpertCache::describe() const
         std::snprintf(rates, sizeof rates,
             " and copies it at %.1f GB/s into two staging buffers of %s (prefill)",
             m_copyBytesPerSecond / 1e9, gibText(double(m_stagingBytes)).c_str());
+        text += rates;
+    }
+    if (m_hostExperts) {
+        std::snprintf(rates, sizeof rates,
+            "; the CPU computes host experts at %.1f GB/s (round trip %.0f us)",
+            m_hostExperts->bytesPerSecond() / 1e9, m_hostExperts->roundTripSeconds() * 1e6);
         text += rates;
     }
     return text;

@@ -10,14 +10,19 @@
 //          buffers first, the next offloaded layer's copy overlapping this layer's work
 //          (prefill: nearly every expert is chosen by some token, and a copy at full PCIe speed
 //          beats reading the same rows from inside the products).
-// Which view a layer takes in a step comes from a cost model with two measured figures: the
-// copy bandwidth and the rate at which the GPU reads mapped host memory, against the bytes
-// each view would move for that many tokens under the measured routing frequencies.
+//   host   (decode steps) cached experts in their slots, a zero expert for each host one: the
+//          CPU computes the host experts the step's tokens chose, beside the GPU
+//          (host_experts.h), and the GPU adds their sum.
+// Which view a layer takes in a step comes from a cost model with measured figures: the copy
+// bandwidth, the rate at which the GPU reads mapped host memory, and the CPU's rate over
+// expert bytes with its round trip, against the bytes each view would move for that many
+// tokens under the measured routing frequencies.
 // Routing counts are kept per layer and expert on the device, saved to the model's cache
 // folder and read at the next load, where they decide which experts get the slots; between
 // requests (refresh) each layer swaps its coldest cached experts for hotter ones.
 
 #include "engine/backend/cuda/device_memory.h"
+#include "engine/backend/cuda/host_experts.h"
 #include "engine/backend/expert_placement.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cuda/moe/moe_experts.h"
@@ -43,12 +48,20 @@ public:
         kernels::cuda::DeviceExpertStack gate, up, down;
     };
 
-    // Takes the slots, tables and (when `stagingBytes` > 0 fits) two staging buffers from
-    // `arena`; pins the offloaded experts' host memory; measures the two bandwidths on `stream`.
+    // What the CPU needs to compute host experts (no host view without it).
+    struct HostCompute {
+        const HyperParameters* hp = nullptr;
+        bool integerProducts = true;
+        int threads = 0; // 0: every hardware thread but one
+    };
+
+    // Takes the slots, tables and (when `withStaging` fits) two staging buffers from `arena`;
+    // pins the offloaded experts' host memory; measures the bandwidths on `stream`.
     // countsPath: where routing counts are kept ("" : not kept).
     static Result<std::unique_ptr<ExpertCache>> create(const ModelWeights& weights,
         const ExpertPlacement& placement, int expertsPerToken, bool withStaging,
-        DeviceArena& arena, cudaStream_t stream, std::string countsPath);
+        DeviceArena& arena, cudaStream_t stream, std::string countsPath,
+        const HostCompute* hostCompute = nullptr);
     ~ExpertCache();
     ExpertCache(const ExpertCache&) = delete;
     ExpertCache& operator=(const ExpertCache&) = delete;
@@ -59,10 +72,20 @@ public:
     bool offloaded(int layer) const;
     const LayerStacks& live(int layer) const;
     const LayerStacks& staged(int layer) const;
+    const LayerStacks& hostView(int layer) const;
     // The cost model: whether a step of `tokens` rows should read `layer`'s host experts
     // through the staging copy rather than in place.
     bool prefersStaging(int layer, std::int64_t tokens) const;
     bool hasStaging() const { return !m_staging.empty(); }
+    // Whether a decode step of `tokens` rows should have the CPU compute `layer`'s host experts
+    // (computeOnHost, the host view) rather than the GPU read them in place. Fixed per layer
+    // and row count from load on, so the decode graphs keep their shape across refreshes.
+    bool prefersHost(int layer, std::int64_t tokens) const;
+    // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
+    // hostSums() (device, [rows][hidden]).
+    cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
+        const float* weights, cudaStream_t stream);
+    const float* hostSums() const { return m_hostSums; }
 
     // Staging, in stream order: begin() before the step's first layer; stage() makes `stream`
     // wait for the layer's copy (issuing it if the previous layer did not prefetch it);
@@ -93,6 +116,7 @@ private:
     void writeTables(int layer);
     cudaError_t issueCopy(int layer);
     void measureBandwidths(cudaStream_t stream);
+    double hostPairsPerToken(int layer) const; // expected host experts a token chooses
     std::vector<std::uint64_t> totalCounts() const; // saved + this run's
     void saveCounts(const std::vector<std::uint64_t>& counts) const;
 
@@ -109,6 +133,9 @@ private:
     std::uint32_t* m_counts = nullptr; // device [layers][experts]
     std::uint32_t* m_probeSink = nullptr; // device: readBytesProbe's checksum
     std::vector<std::uint64_t> m_savedCounts; // from the counts file, [layers][experts]
+    std::byte* m_zeroExpert = nullptr; // device zeros: a host expert's stand-in (host view)
+    std::unique_ptr<HostExperts> m_hostExperts;
+    float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::string m_countsPath;
     // Host memory: the model's own pages registered in place, or copies.
     void* m_registered = nullptr;

@@ -4,6 +4,7 @@
 #include "kernels/cuda/ops/row_ops.h"
 #include "kernels/cuda/quant/int8_rounding.cuh"
 
+#include <algorithm>
 #include <cfloat>
 #include <climits>
 #include <cstdint>
@@ -377,7 +378,23 @@ __global__ void argmaxRowsKernel(const float* x, std::int64_t n, std::int32_t* i
     counter[rowIndex] = 0;
 }
 
+__global__ void addInPlaceKernel(float* y, const float* x, std::int64_t n)
+{
+    const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] += x[i];
+}
+
 } // namespace
+
+cudaError_t addInPlace(float* y, const float* x, std::int64_t n, cudaStream_t stream)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    const int blocks = int(std::min<std::int64_t>((n + 255) / 256, 1024));
+    addInPlaceKernel<<<blocks, 256, 0, stream>>>(y, x, n);
+    return cudaGetLastError();
+}
 
 cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, std::int64_t rows,
     std::int64_t n, float eps, float* out, std::int64_t outStride, cudaStream_t stream)

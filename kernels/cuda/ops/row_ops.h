@@ -10,6 +10,9 @@
 
 namespace cw::kernels::cuda {
 
+// y[i] += x[i] for i < n (the host experts' sums into the routed experts' output).
+cudaError_t addInPlace(float* y, const float* x, std::int64_t n, cudaStream_t stream);
+
 // out[r] = x[r] / sqrt(mean(x[r]^2) + eps) * w (w: [n], may be null) for r < rows; rows of n
 // values, xStride / outStride floats apart. out may alias x. Same formula as ops::rmsNorm.
 cudaError_t rmsNormRows(const float* x, std::int64_t xStride, const float* w, std::int64_t rows,

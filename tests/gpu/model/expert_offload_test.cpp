@@ -6,6 +6,7 @@
 #include "engine/model_files/model_presets.h"
 #include "engine/runtime/model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -173,23 +174,40 @@ TEST_P(ExpertOffload, givesTheLogitsOfEveryExpertOnTheGpu)
     // Just under the whole model (staging buffers where they fit), the least that loads (few
     // or no experts cached) and half way, each read in place and staged.
     for (const std::uint64_t budget : { fits - 1, least + (fits - least) / 2, least }) {
-        for (const char* mode : { "inplace", "staged" }) {
-            setenv("CW_CUDA_EXPERTS", mode, 1);
+        for (const std::string mode : { "inplace", "staged", "host" }) {
+            setenv("CW_CUDA_EXPERTS", mode.c_str(), 1);
             auto model = load(path, precision, budget);
             ASSERT_TRUE(model) << "budget " << budget;
             const auto [onGpu, total] = cached(*model);
             ASSERT_GE(onGpu, 0) << "budget " << budget << ": " << model->memoryPlan();
             ASSERT_LT(onGpu, total);
             std::printf("%s %s %s, budget %llu (%s): %s\n", preset.c_str(), mix.c_str(),
-                precision.c_str(), static_cast<unsigned long long>(budget), mode,
+                precision.c_str(), static_cast<unsigned long long>(budget), mode.c_str(),
                 model->memoryPlan().c_str());
             const RunResult got = run(*model);
             ASSERT_EQ(got.logits.size(), reference.logits.size());
-            std::size_t differ = 0;
-            for (std::size_t i = 0; i < got.logits.size(); ++i)
-                differ += got.logits[i] != reference.logits[i];
-            EXPECT_EQ(differ, 0u) << "of " << got.logits.size() << " logits (" << mode << ")";
-            EXPECT_EQ(got.tokens, reference.tokens) << mode;
+            if (mode != "host") {
+                std::size_t differ = 0;
+                for (std::size_t i = 0; i < got.logits.size(); ++i)
+                    differ += got.logits[i] != reference.logits[i];
+                EXPECT_EQ(differ, 0u) << "of " << got.logits.size() << " logits (" << mode << ")";
+                EXPECT_EQ(got.tokens, reference.tokens) << mode;
+                continue;
+            }
+            // The CPU's products round in another order (and, at bf16, quantize x as Q8_K where
+            // the GPU takes two int8 planes): the decode steps' logits are close, not equal; at
+            // f32 the tokens are the same.
+            double worst = 0.0, largest = 0.0;
+            for (std::size_t i = 0; i < got.logits.size(); ++i) {
+                worst = std::max(worst, double(std::abs(got.logits[i] - reference.logits[i])));
+                largest = std::max(largest, double(std::abs(reference.logits[i])));
+            }
+            std::printf("  host experts: max|logit difference| %.3g of max|logit| %.3g\n", worst,
+                largest);
+            EXPECT_LE(worst, (precision == "f32" ? 1e-3 : 5e-2) * largest) << mode;
+            if (precision == "f32") {
+                EXPECT_EQ(got.tokens, reference.tokens) << mode;
+            }
         }
     }
     unsetenv("CW_CUDA_EXPERTS");

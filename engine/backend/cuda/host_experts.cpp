@@ -1,0 +1,173 @@
+#include "engine/backend/cuda/host_experts.h"
+
+#include "engine/backend/cpu/cpu_layers.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+namespace cw::engine {
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& hp,
+    const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu, int expertsPerToken,
+    int rowCapacity, bool integerProducts, int threads)
+{
+    std::unique_ptr<HostExperts> h(new HostExperts);
+    h->m_hp = &hp;
+    h->m_weights = &weights;
+    h->m_onGpu = &onGpu;
+    h->m_k = expertsPerToken;
+    h->m_rowCapacity = rowCapacity;
+    h->m_hidden = hp.hiddenSize;
+    h->m_integerProducts = integerProducts;
+    h->m_pool = std::make_unique<kernels::ThreadPool>(threads);
+    const std::size_t rowFloats = std::size_t(rowCapacity) * std::size_t(h->m_hidden);
+    const std::size_t pairs = std::size_t(rowCapacity) * std::size_t(expertsPerToken);
+    for (auto [p, bytes] : { std::pair<void**, std::size_t> { reinterpret_cast<void**>(&h->m_x),
+                                 rowFloats * 4 },
+             { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
+             { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
+             { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 } })
+        if (cudaHostAlloc(p, bytes, cudaHostAllocDefault) != cudaSuccess) {
+            cudaGetLastError();
+            return makeError("could not pin host memory for the host experts' rows");
+        }
+    h->measure();
+    return h;
+}
+
+HostExperts::~HostExperts()
+{
+    for (void* p : { static_cast<void*>(m_x), static_cast<void*>(m_ids),
+             static_cast<void*>(m_weightsIn), static_cast<void*>(m_out) })
+        if (p)
+            cudaFreeHost(p);
+}
+
+cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
+    const float* weights, float* out, cudaStream_t stream)
+{
+    if (rows <= 0 || rows > m_rowCapacity)
+        return cudaErrorInvalidValue;
+    auto& job = m_jobs[{ layer, rows }];
+    if (!job)
+        job = std::make_unique<Job>(Job { this, layer, rows });
+    const std::size_t rowBytes = std::size_t(rows) * std::size_t(m_hidden) * 4;
+    const std::size_t pairBytes = std::size_t(rows) * std::size_t(m_k) * 4;
+    cudaError_t err = cudaMemcpyAsync(m_x, x, rowBytes, cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(m_ids, ids, pairBytes, cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(m_weightsIn, weights, pairBytes, cudaMemcpyDeviceToHost, stream);
+    if (err == cudaSuccess)
+        err = cudaLaunchHostFunc(stream, &HostExperts::run, job.get());
+    if (err == cudaSuccess)
+        err = cudaMemcpyAsync(out, m_out, rowBytes, cudaMemcpyHostToDevice, stream);
+    return err;
+}
+
+void CUDART_CB HostExperts::run(void* job)
+{
+    const auto* j = static_cast<const Job*>(job);
+    j->owner->compute(j->layer, j->rows);
+}
+
+// On the CUDA runtime's callback thread: no CUDA calls here.
+void HostExperts::compute(int layer, int rows)
+{
+    StepContext ctx;
+    ctx.hp = m_hp;
+    ctx.weights = m_weights;
+    ctx.pool = m_pool.get();
+    ctx.rows = 1;
+    ctx.integerProducts = m_integerProducts;
+    const auto& moe = m_weights->layers[std::size_t(layer)].moe;
+    const auto& onGpu = (*m_onGpu)[std::size_t(layer)];
+    for (int t = 0; t < rows; ++t) {
+        m_chosen.clear();
+        for (int j = 0; j < m_k; ++j) {
+            const std::int32_t e = m_ids[std::size_t(t) * std::size_t(m_k) + std::size_t(j)];
+            if (e >= 0 && std::size_t(e) < onGpu.size() && !onGpu[std::size_t(e)])
+                m_chosen.emplace_back(
+                    int(e), m_weightsIn[std::size_t(t) * std::size_t(m_k) + std::size_t(j)]);
+        }
+        float* out = m_out + std::size_t(t) * std::size_t(m_hidden);
+        if (m_chosen.empty()) {
+            std::fill(out, out + m_hidden, 0.0f);
+            continue;
+        }
+        std::sort(m_chosen.begin(), m_chosen.end());
+        routedExpertsOneToken(ctx, moe, m_x + std::size_t(t) * std::size_t(m_hidden), m_chosen,
+            out);
+    }
+}
+
+// The CPU's rate on one token's k host experts of the first layer that has k of them, and the
+// fixed cost of a round trip through a stream (two small copies and an empty host function).
+void HostExperts::measure()
+{
+    const auto& layers = *m_onGpu;
+    for (std::size_t l = 0; l < layers.size() && m_bytesPerSecond == 0.0; ++l) {
+        std::vector<int> host;
+        for (std::size_t e = 0; e < layers[l].size() && int(host.size()) < m_k; ++e)
+            if (!layers[l][e])
+                host.push_back(int(e));
+        if (int(host.size()) < m_k)
+            continue;
+        const auto& moe = m_weights->layers[l].moe;
+        std::uint64_t bytes = 0;
+        for (int e : host)
+            for (const ExpertStack* s : { &moe.gate, &moe.up, &moe.down }) {
+                const WeightMatrix w = s->expert(e);
+                bytes += std::uint64_t(w.rowStride) * std::uint64_t(w.rows);
+            }
+        for (int j = 0; j < m_k; ++j) {
+            m_ids[j] = host[std::size_t(j)];
+            m_weightsIn[j] = 1.0f / float(m_k);
+        }
+        std::fill(m_x, m_x + m_hidden, 0.01f);
+        double best = 0.0;
+        for (int round = 0; round < 3; ++round) {
+            const auto start = std::chrono::steady_clock::now();
+            compute(int(l), 1);
+            const double s = secondsSince(start);
+            best = round == 0 ? s : std::min(best, s); // the first also faults the pages in
+        }
+        m_bytesPerSecond = best > 0.0 ? double(bytes) / best : 0.0;
+    }
+    cudaStream_t stream = nullptr;
+    void* device = nullptr;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess
+        || cudaMalloc(&device, std::size_t(m_hidden) * 4) != cudaSuccess) {
+        cudaGetLastError();
+        if (stream)
+            cudaStreamDestroy(stream);
+        return;
+    }
+    auto noop = [](void*) {};
+    double best = 0.0;
+    for (int round = 0; round < 5; ++round) {
+        const auto start = std::chrono::steady_clock::now();
+        cudaMemcpyAsync(m_x, device, std::size_t(m_hidden) * 4, cudaMemcpyDeviceToHost, stream);
+        cudaLaunchHostFunc(stream, noop, nullptr);
+        cudaMemcpyAsync(device, m_out, std::size_t(m_hidden) * 4, cudaMemcpyHostToDevice, stream);
+        cudaStreamSynchronize(stream);
+        const double s = secondsSince(start);
+        best = round == 0 ? s : std::min(best, s);
+    }
+    m_roundTripSeconds = best;
+    cudaFree(device);
+    cudaStreamDestroy(stream);
+    cudaGetLastError();
+}
+
+} // namespace cw::engine

@@ -1,0 +1,79 @@
+#pragma once
+
+// The routed experts a model over its GPU budget keeps in host memory, computed by the CPU for
+// decode steps while the GPU computes the cached ones (expert_cache.h). Per MoE layer and step,
+// on a stream of its own: the layer's input rows and routing choices cross to pinned host
+// memory, a host function runs the CPU backend's kernels on the host experts those rows chose
+// (routedExpertsOneToken), and the weighted sum crosses back for the GPU to add. The GPU's own
+// products read a zero expert in place of each host one, so each expert counts exactly once.
+// A host function is a graph node like a kernel, so decode steps keep their CUDA graphs.
+
+#include "engine/common/result.h"
+#include "engine/model/model_description.h"
+#include "engine/models/model_weights.h"
+#include "kernels/cpu/thread_pool.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+namespace cw::engine {
+
+class HostExperts {
+public:
+    // onGpu: per layer and expert, whether the GPU holds it (the cache's placement, which its
+    // refresh changes between steps, never during one). rowCapacity: the most rows of a step
+    // this takes (decode steps). integerProducts: k-quant products with 8-bit activations, as
+    // the CPU backend runs them (false: float activations, the f32 reference).
+    static Result<std::unique_ptr<HostExperts>> create(const HyperParameters& hp,
+        const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu, int expertsPerToken, int rowCapacity,
+        bool integerProducts, int threads);
+    ~HostExperts();
+    HostExperts(const HostExperts&) = delete;
+    HostExperts& operator=(const HostExperts&) = delete;
+
+    int rowCapacity() const { return m_rowCapacity; }
+
+    // On `stream`, after what is already queued there: rows x [rows][hidden], ids and weights
+    // [rows][k] of `layer` to the host, the host experts' weighted sum into out [rows][hidden]
+    // (device). Rows whose choices are all on the GPU get zeros.
+    cudaError_t enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
+        const float* weights, float* out, cudaStream_t stream);
+
+    // Measured at create: the CPU's rate over expert bytes for one token's host experts, and a
+    // round trip's fixed cost (copies there and back and the host function's start).
+    double bytesPerSecond() const { return m_bytesPerSecond; }
+    double roundTripSeconds() const { return m_roundTripSeconds; }
+
+private:
+    struct Job {
+        HostExperts* owner;
+        int layer, rows;
+    };
+    HostExperts() = default;
+    static void CUDART_CB run(void* job);
+    void compute(int layer, int rows);
+    void measure();
+
+    const HyperParameters* m_hp = nullptr;
+    const ModelWeights* m_weights = nullptr;
+    const std::vector<std::vector<bool>>* m_onGpu = nullptr;
+    int m_k = 0, m_rowCapacity = 0;
+    std::int64_t m_hidden = 0;
+    bool m_integerProducts = true;
+    std::unique_ptr<kernels::ThreadPool> m_pool;
+    // Pinned: one step's layer at a time (the layers of a step run in order).
+    float* m_x = nullptr;
+    std::int32_t* m_ids = nullptr;
+    float* m_weightsIn = nullptr;
+    float* m_out = nullptr;
+    std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
+    std::vector<std::pair<int, float>> m_chosen;
+    double m_bytesPerSecond = 0.0, m_roundTripSeconds = 0.0;
+};
+
+} // namespace cw::engine
