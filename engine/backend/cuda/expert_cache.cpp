@@ -106,7 +106,7 @@ struct ExpertCache::Layer {
     std::vector<Stack> stacks;
     int gate = -1, up = -1, down = -1; // indices into stacks
     LayerStacks live, staged, host;
-    double hostPairsPerToken = 0.0; // at load: the host experts a token is expected to choose
+    std::size_t pairBytes = 0; // one expert's bytes over the layer's stacks
     int buffer = 0; // the staging buffer this layer copies into
     std::uint64_t uncachedBytes = 0;
 };
@@ -215,24 +215,37 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
         }
         c->m_stagingBytes = widest;
     }
-    for (int l : c->m_offloadedOrder)
+    c->m_onCpu.resize(w.layers.size());
+    for (int l : c->m_offloadedOrder) {
+        const auto& on = placement.onGpu[std::size_t(l)];
+        c->m_onCpu[std::size_t(l)].assign(on.size(), false);
+        for (std::size_t e = 0; e < on.size(); ++e)
+            c->m_onCpu[std::size_t(l)][e] = !on[e];
+        for (const auto& s : c->m_layers[std::size_t(l)].stacks)
+            c->m_layers[std::size_t(l)].pairBytes += s.expertBytes;
         c->writeTables(l);
+    }
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess)
         return cudaFailure("setting up the expert cache", e);
     c->m_savedCounts
         = readExpertCounts(c->m_countsPath, int(w.layers.size()), c->m_experts);
-    for (int l : c->m_offloadedOrder)
-        c->m_layers[std::size_t(l)].hostPairsPerToken = c->hostPairsPerToken(l);
     c->measureBandwidths(stream);
     if (hostCompute && hostCompute->hp && !c->m_offloadedOrder.empty()) {
         int threads = hostCompute->threads;
         if (threads <= 0) // the thread that feeds the GPU keeps a core
             threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
-        auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu,
+        // Measured with every host expert on the CPU's side; then each layer's split.
+        auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu, c->m_onCpu,
             expertsPerToken, hostRowCapacity(), hostCompute->integerProducts, threads);
         if (!host)
             return host.error();
         c->m_hostExperts = std::move(*host);
+        for (int l : c->m_offloadedOrder) {
+            c->splitHostExperts(l);
+            c->writeTables(l);
+        }
+        if (auto e = cudaDeviceSynchronize(); e != cudaSuccess)
+            return cudaFailure("setting up the host experts", e);
     }
     return c;
 }
@@ -411,7 +424,7 @@ void ExpertCache::writeTables(int layer)
     for (auto& s : L.stacks) {
         std::vector<const void*> live(static_cast<std::size_t>(m_experts));
         std::vector<const void*> staged(static_cast<std::size_t>(m_experts));
-        std::vector<const void*> host(static_cast<std::size_t>(m_experts), m_zeroExpert);
+        std::vector<const void*> host(static_cast<std::size_t>(m_experts));
         s.stagedAt.assign(std::size_t(m_experts), 0);
         for (int e = 0; e < m_experts; ++e) {
             const int slot = s.slotOf[std::size_t(e)];
@@ -421,6 +434,9 @@ void ExpertCache::writeTables(int layer)
                 continue;
             }
             live[std::size_t(e)] = s.mapped[std::size_t(e)];
+            host[std::size_t(e)] = m_onCpu[std::size_t(layer)][std::size_t(e)]
+                ? static_cast<const void*>(m_zeroExpert)
+                : s.mapped[std::size_t(e)];
             s.stagedAt[std::size_t(e)] = at;
             staged[std::size_t(e)] = m_staging.empty()
                 ? s.mapped[std::size_t(e)]
@@ -456,9 +472,8 @@ const ExpertCache::LayerStacks& ExpertCache::hostView(int layer) const
     return m_layers[std::size_t(layer)].host;
 }
 
-double ExpertCache::hostPairsPerToken(int layer) const
+std::vector<double> ExpertCache::choiceChances(int layer) const
 {
-    const auto& s0 = m_layers[std::size_t(layer)].stacks[0];
     const std::size_t E = std::size_t(m_experts);
     const std::uint64_t* c = m_savedCounts.size() == m_layers.size() * E
         ? m_savedCounts.data() + std::size_t(layer) * E
@@ -467,12 +482,48 @@ double ExpertCache::hostPairsPerToken(int layer) const
     if (c)
         for (std::size_t e = 0; e < E; ++e)
             total += double(c[e]);
-    double pairs = 0.0;
-    for (std::size_t e = 0; e < E; ++e)
-        if (s0.slotOf[e] < 0)
-            pairs += c && total > 0.0 ? double(m_k) * double(c[e]) / total
-                                      : double(m_k) / double(E);
-    return pairs;
+    std::vector<double> p(E, double(m_k) / double(E));
+    if (c && total > 0.0)
+        for (std::size_t e = 0; e < E; ++e)
+            p[e] = std::min(1.0, double(m_k) * double(c[e]) / total);
+    return p;
+}
+
+// Which host experts the CPU takes in the host view: the most chosen first, until the CPU's
+// expected time for a token (its round trip and its share of the bytes at its rate) reaches
+// that of the rest read in place by the GPU at the mapped rate, so the two finish together.
+void ExpertCache::splitHostExperts(int layer)
+{
+    auto& onCpu = m_onCpu[std::size_t(layer)];
+    const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
+    const auto p = choiceChances(layer);
+    std::vector<int> host;
+    double total = 0.0;
+    for (std::size_t e = 0; e < onGpu.size(); ++e)
+        if (!onGpu[e]) {
+            host.push_back(int(e));
+            total += p[e];
+        }
+    std::fill(onCpu.begin(), onCpu.end(), false);
+    const char* forced = std::getenv("CW_CUDA_EXPERTS");
+    const double cpu = m_hostExperts ? m_hostExperts->bytesPerSecond() : 0.0;
+    const double pcie = m_mappedBytesPerSecond;
+    double share = 0.0; // of the host experts' expected bytes
+    if (forced && std::strcmp(forced, "host") == 0)
+        share = 1.0;
+    else if (cpu > 0.0 && pcie > 0.0 && total > 0.0) {
+        const double bytes = total * double(m_layers[std::size_t(layer)].pairBytes);
+        const double rt = m_hostExperts->roundTripSeconds();
+        share = std::clamp((bytes / pcie - rt) / (bytes / cpu + bytes / pcie), 0.0, 1.0);
+    }
+    std::sort(host.begin(), host.end(), [&](int a, int b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
+    double taken = 0.0;
+    for (int e : host) {
+        if (taken >= share * total - 1e-12)
+            break;
+        onCpu[std::size_t(e)] = true;
+        taken += p[std::size_t(e)];
+    }
 }
 
 bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
@@ -486,16 +537,24 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
         return true;
     if (forced && (std::strcmp(forced, "staged") == 0 || std::strcmp(forced, "inplace") == 0))
         return false;
-    const double cpu = m_hostExperts->bytesPerSecond();
-    if (cpu <= 0.0 || m_mappedBytesPerSecond <= 0.0)
+    const double cpu = m_hostExperts->bytesPerSecond(), pcie = m_mappedBytesPerSecond;
+    if (cpu <= 0.0 || pcie <= 0.0)
         return false;
-    std::size_t bytes = 0;
-    for (const auto& s : L.stacks)
-        bytes += s.expertBytes;
-    // Both read each chosen host expert's rows once per token that chose it; the host path
-    // also pays its round trip (which overlaps the GPU's cached experts, not counted here).
-    const double moved = double(tokens) * L.hostPairsPerToken * double(bytes);
-    return m_hostExperts->roundTripSeconds() + moved / cpu < moved / m_mappedBytesPerSecond;
+    const auto p = choiceChances(layer);
+    const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
+    const auto& onCpu = m_onCpu[std::size_t(layer)];
+    double cpuPairs = 0.0, pciePairs = 0.0;
+    for (std::size_t e = 0; e < onGpu.size(); ++e)
+        if (!onGpu[e])
+            (onCpu[e] ? cpuPairs : pciePairs) += p[e];
+    if (cpuPairs <= 0.0)
+        return false;
+    // Both read each chosen host expert's rows once per token that chose it; the two sides of
+    // the host view run at once (the GPU's cached experts beside them are not counted).
+    const double perPair = double(tokens) * double(L.pairBytes);
+    const double hostView = std::max(m_hostExperts->roundTripSeconds() + cpuPairs * perPair / cpu,
+        pciePairs * perPair / pcie);
+    return hostView < (cpuPairs + pciePairs) * perPair / pcie;
 }
 
 cudaError_t ExpertCache::computeOnHost(int layer, int rows, const float* x,
@@ -519,32 +578,18 @@ bool ExpertCache::prefersStaging(int layer, std::int64_t tokens) const
         return false;
     if (m_copyBytesPerSecond <= 0.0 || m_mappedBytesPerSecond <= 0.0)
         return false;
-    const auto& counts = m_savedCounts; // the measured frequencies (this run's join at refresh)
-    const std::size_t E = std::size_t(m_experts);
-    const std::uint64_t* c = counts.size() == m_layers.size() * E
-        ? counts.data() + std::size_t(layer) * E
-        : nullptr;
-    double total = 0.0;
-    if (c)
-        for (std::size_t e = 0; e < E; ++e)
-            total += double(c[e]);
-    const double k = double(std::max(m_k, 1));
     // Bytes read in place: the per-pair decode products read an expert's rows once per token
     // that chose it; the grouped ones once per expert chosen at all.
     const bool perPair = cuda::routedExpertsReadPerChoice(tokens);
+    const auto p = choiceChances(layer);
+    const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
     double inPlace = 0.0;
-    const auto& s0 = L.stacks[0];
-    std::size_t bytes = 0;
-    for (const auto& s : L.stacks)
-        bytes += s.expertBytes;
-    for (std::size_t e = 0; e < E; ++e) {
-        if (s0.slotOf[e] >= 0)
+    for (std::size_t e = 0; e < onGpu.size(); ++e) {
+        if (onGpu[e])
             continue;
-        // The chance that one token chooses e.
-        const double p = c && total > 0.0 ? k * double(c[e]) / total : k / double(E);
         const double reads
-            = perPair ? double(tokens) * p : 1.0 - std::pow(1.0 - std::min(p, 1.0), double(tokens));
-        inPlace += reads * double(bytes);
+            = perPair ? double(tokens) * p[e] : 1.0 - std::pow(1.0 - p[e], double(tokens));
+        inPlace += reads * double(L.pairBytes);
     }
     return double(L.uncachedBytes) / m_copyBytesPerSecond < inPlace / m_mappedBytesPerSecond;
 }
@@ -668,6 +713,7 @@ Result<std::string> ExpertCache::refresh(cudaStream_t stream)
     if (auto e = cudaStreamSynchronize(m_copyStream); e != cudaSuccess)
         return cudaFailure("waiting for the expert copies", e);
     const std::vector<std::uint64_t> counts = totalCounts();
+    m_savedCounts = counts; // the frequencies the cost model and the host split read
     const std::size_t E = std::size_t(m_experts);
     // A pause of at most ~20 ms of copies per refresh at the measured copy rate.
     double budget = 0.02 * std::max(m_copyBytesPerSecond, 1e9);
@@ -708,10 +754,11 @@ Result<std::string> ExpertCache::refresh(cudaStream_t stream)
             changed = true;
             ++moved;
         }
-        if (changed)
+        if (changed) {
+            splitHostExperts(l);
             writeTables(l);
+        }
     }
-    m_savedCounts = counts;
     cudaMemset(m_counts, 0, m_layers.size() * E * 4);
     saveCounts(counts);
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess)

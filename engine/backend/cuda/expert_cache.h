@@ -77,9 +77,10 @@ public:
     // through the staging copy rather than in place.
     bool prefersStaging(int layer, std::int64_t tokens) const;
     bool hasStaging() const { return !m_staging.empty(); }
-    // Whether a decode step of `tokens` rows should have the CPU compute `layer`'s host experts
-    // (computeOnHost, the host view) rather than the GPU read them in place. Fixed per layer
-    // and row count from load on, so the decode graphs keep their shape across refreshes.
+    // Whether a decode step of `tokens` rows should take the host view (the CPU computes part
+    // of `layer`'s host experts through computeOnHost, the GPU reads the rest in place) rather
+    // than the GPU read them all in place. Either view is right whatever the refreshes did, so
+    // a decode graph captured with either stays right.
     bool prefersHost(int layer, std::int64_t tokens) const;
     // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
     // hostSums() (device, [rows][hidden]).
@@ -116,7 +117,10 @@ private:
     void writeTables(int layer);
     cudaError_t issueCopy(int layer);
     void measureBandwidths(cudaStream_t stream);
-    double hostPairsPerToken(int layer) const; // expected host experts a token chooses
+    // Per expert of `layer`: the chance that one token chooses it (the measured counts, else
+    // uniform).
+    std::vector<double> choiceChances(int layer) const;
+    void splitHostExperts(int layer);
     std::vector<std::uint64_t> totalCounts() const; // saved + this run's
     void saveCounts(const std::vector<std::uint64_t>& counts) const;
 
@@ -135,6 +139,9 @@ private:
     std::vector<std::uint64_t> m_savedCounts; // from the counts file, [layers][experts]
     std::byte* m_zeroExpert = nullptr; // device zeros: a host expert's stand-in (host view)
     std::unique_ptr<HostExperts> m_hostExperts;
+    // Per layer and expert: a host expert the CPU computes in the host view (the others of the
+    // host memory the GPU reads in place there).
+    std::vector<std::vector<bool>> m_onCpu;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::string m_countsPath;
     // Host memory: the model's own pages registered in place, or copies.

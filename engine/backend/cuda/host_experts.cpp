@@ -18,13 +18,15 @@ double secondsSince(std::chrono::steady_clock::time_point start)
 } // namespace
 
 Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& hp,
-    const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu, int expertsPerToken,
+    const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
+    const std::vector<std::vector<bool>>& onCpu, int expertsPerToken,
     int rowCapacity, bool integerProducts, int threads)
 {
     std::unique_ptr<HostExperts> h(new HostExperts);
     h->m_hp = &hp;
     h->m_weights = &weights;
     h->m_onGpu = &onGpu;
+    h->m_onCpu = &onCpu;
     h->m_k = expertsPerToken;
     h->m_rowCapacity = rowCapacity;
     h->m_hidden = hp.hiddenSize;
@@ -91,12 +93,12 @@ void HostExperts::compute(int layer, int rows)
     ctx.rows = 1;
     ctx.integerProducts = m_integerProducts;
     const auto& moe = m_weights->layers[std::size_t(layer)].moe;
-    const auto& onGpu = (*m_onGpu)[std::size_t(layer)];
+    const auto& onCpu = (*m_onCpu)[std::size_t(layer)];
     for (int t = 0; t < rows; ++t) {
         m_chosen.clear();
         for (int j = 0; j < m_k; ++j) {
             const std::int32_t e = m_ids[std::size_t(t) * std::size_t(m_k) + std::size_t(j)];
-            if (e >= 0 && std::size_t(e) < onGpu.size() && !onGpu[std::size_t(e)])
+            if (e >= 0 && std::size_t(e) < onCpu.size() && onCpu[std::size_t(e)])
                 m_chosen.emplace_back(
                     int(e), m_weightsIn[std::size_t(t) * std::size_t(m_k) + std::size_t(j)]);
         }

@@ -25,12 +25,14 @@ namespace cw::engine {
 
 class HostExperts {
 public:
-    // onGpu: per layer and expert, whether the GPU holds it (the cache's placement, which its
-    // refresh changes between steps, never during one). rowCapacity: the most rows of a step
+    // onGpu: per layer and expert, whether the GPU holds it (the cache's placement); onCpu:
+    // which of the others the CPU computes (the rest the GPU reads in place). Both change
+    // between steps (the cache's refresh), never during one. rowCapacity: the most rows of a step
     // this takes (decode steps). integerProducts: k-quant products with 8-bit activations, as
     // the CPU backend runs them (false: float activations, the f32 reference).
     static Result<std::unique_ptr<HostExperts>> create(const HyperParameters& hp,
-        const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu, int expertsPerToken, int rowCapacity,
+        const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
+        const std::vector<std::vector<bool>>& onCpu, int expertsPerToken, int rowCapacity,
         bool integerProducts, int threads);
     ~HostExperts();
     HostExperts(const HostExperts&) = delete;
@@ -39,8 +41,8 @@ public:
     int rowCapacity() const { return m_rowCapacity; }
 
     // On `stream`, after what is already queued there: rows x [rows][hidden], ids and weights
-    // [rows][k] of `layer` to the host, the host experts' weighted sum into out [rows][hidden]
-    // (device). Rows whose choices are all on the GPU get zeros.
+    // [rows][k] of `layer` to the host, the weighted sum of the experts the CPU computes into
+    // out [rows][hidden] (device). Rows that chose none of them get zeros.
     cudaError_t enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, float* out, cudaStream_t stream);
 
@@ -62,6 +64,7 @@ private:
     const HyperParameters* m_hp = nullptr;
     const ModelWeights* m_weights = nullptr;
     const std::vector<std::vector<bool>>* m_onGpu = nullptr;
+    const std::vector<std::vector<bool>>* m_onCpu = nullptr;
     int m_k = 0, m_rowCapacity = 0;
     std::int64_t m_hidden = 0;
     bool m_integerProducts = true;
