@@ -3,6 +3,7 @@
 #include "kernels/tensor_type.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <map>
 #include <thread>
-#include <unistd.h>
 
 namespace cw::engine {
 
@@ -264,83 +264,77 @@ ExpertCache::~ExpertCache()
         if (m_free[b])
             cudaEventDestroy(m_free[b]);
     }
-    if (m_registered)
-        cudaHostUnregister(m_registered);
     for (void* p : m_hostCopies)
         cudaFreeHost(p);
 }
 
-// The offloaded experts' host bytes, page-locked so the GPU reads them: the model's own
-// memory (one span, registered in place) where the driver allows it, else pinned copies.
+// The offloaded experts' host bytes, copied into page-locked memory the GPU reads. Not the
+// model's own pages registered in place: pinning a file mapping long-term makes the kernel
+// migrate each page first, which took over 75 s for the 35B model's 19 GiB on the H100 host
+// (one core busy, the load never finished), where copies made by every core take seconds.
 Result<void> ExpertCache::pinHostExperts()
 {
-    const std::byte* lo = nullptr;
-    const std::byte* hi = nullptr;
+    struct Job {
+        int layer;
+        const TensorView* view;
+    };
+    std::vector<Job> jobs;
     for (int l : m_offloadedOrder)
         for (const TensorView* v : distinctViews(m_weights->layers[std::size_t(l)].moe))
-            for (std::int64_t e = 0; e < v->ne[2]; ++e) {
-                const std::byte* p = v->slice(e);
-                lo = lo ? std::min(lo, p) : p;
-                hi = std::max(hi, p + expertBytesOf(*v));
-            }
-    if (!lo)
-        return {};
-    const std::uintptr_t page = std::uintptr_t(sysconf(_SC_PAGESIZE));
-    auto* base = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(lo) / page * page);
-    const std::size_t span = std::size_t((reinterpret_cast<std::uintptr_t>(hi) + page - 1) / page
-            * page
-        - reinterpret_cast<std::uintptr_t>(base));
-    int device = 0, readOnly = 0;
-    cudaGetDevice(&device);
-    cudaDeviceGetAttribute(&readOnly, cudaDevAttrHostRegisterReadOnlySupported, device);
-    const unsigned flags = cudaHostRegisterMapped | (readOnly ? cudaHostRegisterReadOnly : 0u);
-    if (cudaHostRegister(base, span, flags) == cudaSuccess) {
-        m_registered = base;
-        void* mappedBase = nullptr;
-        if (auto e = cudaHostGetDevicePointer(&mappedBase, base, 0); e != cudaSuccess)
-            return cudaFailure("mapping the experts' host memory", e);
-        for (int l : m_offloadedOrder) {
-            auto& L = m_layers[std::size_t(l)];
-            for (const TensorView* v : distinctViews(m_weights->layers[std::size_t(l)].moe)) {
-                Stack s;
-                s.view = v;
-                s.expertBytes = expertBytesOf(*v);
-                for (std::int64_t e = 0; e < v->ne[2]; ++e) {
-                    s.host.push_back(v->slice(e));
-                    s.mapped.push_back(static_cast<std::byte*>(mappedBase) + (v->slice(e) - base));
-                }
-                L.stacks.push_back(std::move(s));
-            }
-        }
-        return {};
-    }
-    cudaGetLastError(); // a mapping the driver cannot lock (several files, say): copies instead
-    for (int l : m_offloadedOrder) {
-        auto& L = m_layers[std::size_t(l)];
-        for (const TensorView* v : distinctViews(m_weights->layers[std::size_t(l)].moe)) {
-            Stack s;
+            jobs.push_back({ l, v });
+    std::vector<Stack> stacks(jobs.size());
+    std::vector<void*> copies(jobs.size(), nullptr);
+    struct Failure {
+        std::string what;
+        cudaError_t error = cudaSuccess;
+    };
+    std::vector<Failure> failures(jobs.size());
+    std::atomic<std::size_t> next { 0 };
+    auto work = [&] {
+        for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+            const TensorView* v = jobs[j].view;
+            Stack& s = stacks[j];
             s.view = v;
             s.expertBytes = expertBytesOf(*v);
             const std::size_t stride = alignUp(s.expertBytes);
             void* copy = nullptr;
             if (auto e = cudaHostAlloc(&copy, stride * std::size_t(v->ne[2]), cudaHostAllocMapped);
-                e != cudaSuccess)
-                return cudaFailure("pinning host memory for layer " + std::to_string(l)
+                e != cudaSuccess) {
+                failures[j] = { "pinning host memory for layer " + std::to_string(jobs[j].layer)
                         + "'s experts (" + gibText(double(stride) * double(v->ne[2])) + ")",
-                    e);
-            m_hostCopies.push_back(copy);
+                    e };
+                continue;
+            }
+            copies[j] = copy;
             void* mapped = nullptr;
-            if (auto e = cudaHostGetDevicePointer(&mapped, copy, 0); e != cudaSuccess)
-                return cudaFailure("mapping the experts' host memory", e);
+            if (auto e = cudaHostGetDevicePointer(&mapped, copy, 0); e != cudaSuccess) {
+                failures[j] = { "mapping the experts' host memory", e };
+                continue;
+            }
             for (std::int64_t e = 0; e < v->ne[2]; ++e) {
                 auto* at = static_cast<std::byte*>(copy) + stride * std::size_t(e);
                 std::memcpy(at, v->slice(e), s.expertBytes);
                 s.host.push_back(at);
                 s.mapped.push_back(static_cast<std::byte*>(mapped) + stride * std::size_t(e));
             }
-            L.stacks.push_back(std::move(s));
         }
-    }
+    };
+    const std::size_t threads = std::min<std::size_t>(
+        jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t)
+        pool.emplace_back(work);
+    work();
+    for (auto& t : pool)
+        t.join();
+    for (void* c : copies)
+        if (c)
+            m_hostCopies.push_back(c);
+    for (const auto& f : failures)
+        if (f.error != cudaSuccess)
+            return cudaFailure(f.what, f.error);
+    for (std::size_t j = 0; j < jobs.size(); ++j)
+        m_layers[std::size_t(jobs[j].layer)].stacks.push_back(std::move(stacks[j]));
     return {};
 }
 
@@ -814,8 +808,7 @@ void ExpertCache::measureBandwidths(cudaStream_t stream)
 
 std::string ExpertCache::describe() const
 {
-    std::string text = m_placement.describe() + "; host experts "
-        + (m_registered ? "pinned in place" : "copied into pinned memory");
+    std::string text = m_placement.describe();
     char rates[160];
     std::snprintf(rates, sizeof rates, "; the GPU reads host memory at %.1f GB/s%s",
         m_mappedBytesPerSecond / 1e9, m_staging.empty() ? "" : " in place");

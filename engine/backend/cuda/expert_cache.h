@@ -105,7 +105,7 @@ public:
     Result<std::string> refresh(cudaStream_t stream);
 
     const ExpertPlacement& placement() const { return m_placement; }
-    // "pinned in place" or "copied into pinned memory", the bandwidths measured.
+    // Where the experts are, and the host-read bandwidths measured.
     std::string describe() const;
 
 private:
@@ -144,9 +144,7 @@ private:
     std::vector<std::vector<bool>> m_onCpu;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::string m_countsPath;
-    // Host memory: the model's own pages registered in place, or copies.
-    void* m_registered = nullptr;
-    std::vector<void*> m_hostCopies;
+    std::vector<void*> m_hostCopies; // the host experts' pinned copies
     double m_copyBytesPerSecond = 0.0, m_mappedBytesPerSecond = 0.0;
 };
 
