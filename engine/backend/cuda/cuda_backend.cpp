@@ -2,16 +2,17 @@
 
 #include "engine/backend/cuda/cuda_kv_store.h"
 #include "engine/backend/cuda/cuda_weights.h"
+#include "engine/backend/cuda/decode_view_trial.h"
 #include "engine/backend/cuda/device_memory.h"
+#include "engine/backend/cuda/expert_cache.h"
 #include "engine/backend/cuda/step_layout_buffer.h"
 #include "engine/backend/cuda_start_error.h"
+#include "engine/backend/expert_placement.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cuda/attention/paged_attention.h"
 #include "kernels/cuda/deltanet/gated_delta_net.h"
 #include "kernels/cuda/moe/moe_experts.h"
-#include "engine/backend/cuda/expert_cache.h"
-#include "engine/backend/expert_placement.h"
 #include "kernels/cuda/ops/row_ops.h"
 #include "kernels/cuda/ops/token_draw.h"
 #include "kernels/cuda/quant/quant_products.h"
@@ -146,6 +147,9 @@ public:
             cudaEventDestroy(m_hostFork);
         if (m_hostJoin)
             cudaEventDestroy(m_hostJoin);
+        for (cudaEvent_t e : { m_viewStart, m_viewStop })
+            if (e)
+                cudaEventDestroy(e);
         if (m_hostStream)
             cudaStreamDestroy(m_hostStream);
         if (m_stream)
@@ -221,6 +225,12 @@ private:
     std::vector<bool> m_hostLayers; // this step: layers whose host experts the CPU computes
     cudaStream_t m_hostStream = nullptr; // the host experts' copies and host function
     cudaEvent_t m_hostFork = nullptr, m_hostJoin = nullptr;
+    // Decode steps: host views or none, as timed (decode_view_trial.h).
+    DecodeViewTrial m_viewTrial;
+    cudaEvent_t m_viewStart = nullptr, m_viewStop = nullptr;
+    bool m_stepHostView = false; // this step takes host views for some layer
+    bool m_viewTimed = false; // this step's graph launch is one of the trial's
+    bool m_viewTimeRecorded = false;
     std::int64_t m_stepsSinceRefresh = 0;
     CudaWeights m_w;
     cudaStream_t m_stream = nullptr;
@@ -466,7 +476,9 @@ Result<void> CudaBackend::initialise()
         const std::uint64_t fixed = rest + ExpertCache::overheadBytes(m_hostWeights, staging);
         if (expertBytes == 0 || fixed + margin > room)
             return makeError("the model needs " + gib(need) + " on " + std::string(m_prop.name)
-                + " (" + parts + ")" + (expertBytes ? ", " + gib(fixed) + " even with its routed experts in host memory," : "")
+                + " (" + parts + ")"
+                + (expertBytes ? ", " + gib(fixed) + " even with its routed experts in host memory,"
+                               : "")
                 + " but has " + roomText
                 + ": use a shorter --context, fewer parallel sequences, a smaller "
                   "quantization, or --device cpu");
@@ -486,13 +498,14 @@ Result<void> CudaBackend::initialise()
             + std::to_string(m_rowCapacity) + " tokens)";
     }
     m_plan = "GPU memory plan on " + deviceName() + ": " + parts + "; total " + gib(planned)
-        + " of " + (budgeted && room < freeAfter ? "a budget of " + gib(room) : gib(total))
-        + ", " + gib(room - std::min(room, planned)) + " left";
+        + " of " + (budgeted && room < freeAfter ? "a budget of " + gib(room) : gib(total)) + ", "
+        + gib(room - std::min(room, planned)) + " left";
 
     std::vector<bool> expertsElsewhere(m_hostWeights.layers.size(), false);
     for (std::size_t l = 0; l < placement.onGpu.size(); ++l) {
         const auto& on = placement.onGpu[l];
-        expertsElsewhere[l] = !on.empty() && std::count(on.begin(), on.end(), true) < std::ptrdiff_t(on.size());
+        expertsElsewhere[l]
+            = !on.empty() && std::count(on.begin(), on.end(), true) < std::ptrdiff_t(on.size());
     }
     auto weights = uploadWeights(m_hostWeights, m_arena, expertsElsewhere);
     if (!weights)
@@ -517,7 +530,9 @@ Result<void> CudaBackend::initialise()
         m_plan += "; " + m_expertCache->describe();
         if (cudaStreamCreateWithFlags(&m_hostStream, cudaStreamNonBlocking) != cudaSuccess
             || cudaEventCreateWithFlags(&m_hostFork, cudaEventDisableTiming) != cudaSuccess
-            || cudaEventCreateWithFlags(&m_hostJoin, cudaEventDisableTiming) != cudaSuccess)
+            || cudaEventCreateWithFlags(&m_hostJoin, cudaEventDisableTiming) != cudaSuccess
+            || cudaEventCreate(&m_viewStart) != cudaSuccess
+            || cudaEventCreate(&m_viewStop) != cudaSuccess)
             return makeError("could not create the host experts' stream; use --device cpu");
     }
 
@@ -790,6 +805,8 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
             auto moved = m_expertCache->refresh(m_stream);
             if (!moved)
                 return moved.error();
+            if (!moved->empty())
+                m_viewTrial.reset();
             m_stepsSinceRefresh = 0;
         }
         ++m_stepsSinceRefresh;
@@ -798,12 +815,21 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         // take what the cost model says is faster per layer.
         m_stagedLayers.assign(m_w.layers.size(), false);
         m_hostLayers.assign(m_w.layers.size(), false);
+        bool host = false;
         for (std::size_t l = 0; l < m_w.layers.size(); ++l) {
             if (m_decode)
-                m_hostLayers[l] = m_expertCache->prefersHost(int(l), T);
+                host = (m_hostLayers[l] = m_expertCache->prefersHost(int(l), T)) || host;
             else
                 m_stagedLayers[l] = m_expertCache->prefersStaging(int(l), T);
         }
+        // The cost model's host views against none, timed (decode_view_trial.h); a view that
+        // CW_CUDA_EXPERTS forces is not second-guessed.
+        m_viewTimed = host && !ExpertCache::viewForced() && m_viewTrial.deciding(int(T));
+        if (host && !ExpertCache::viewForced() && !m_viewTrial.hostView(int(T))) {
+            m_hostLayers.assign(m_w.layers.size(), false);
+            host = false;
+        }
+        m_stepHostView = host;
     }
     m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
     ++m_timers.steps;
@@ -1018,8 +1044,8 @@ void CudaBackend::moe(int layer)
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
             if (onHost) {
                 check(cudaStreamWaitEvent(m_stream, m_hostJoin, 0));
-                check(cuda::addInPlace(m_deltaRows, m_expertCache->hostSums(), T * m_hidden,
-                    m_stream));
+                check(cuda::addInPlace(
+                    m_deltaRows, m_expertCache->hostSums(), T * m_hidden, m_stream));
             }
             if (staged) {
                 check(m_expertCache->release(layer, m_stream));
@@ -1069,8 +1095,9 @@ bool CudaBackend::runStep()
 {
     check(m_layoutBuffer.upload(m_stream));
     const int rows = m_layout.rows;
-    // One graph per batch size, with and without the token draws' kernel.
-    const int key = 2 * rows + (m_layoutBuffer.draws() ? 1 : 0);
+    // One graph per batch size, with and without the token draws' kernel, with and without
+    // host views.
+    const int key = 4 * rows + (m_stepHostView ? 2 : 0) + (m_layoutBuffer.draws() ? 1 : 0);
     // Graphs take decode steps whose logits fit one pass of the logits buffer, and greedy-only
     // decode steps of any batch (their logits stay on the device, a pass at a time).
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == rows
@@ -1117,7 +1144,12 @@ bool CudaBackend::runStep()
         }
         found = m_graphs.emplace(key, exec).first;
     }
+    m_viewTimeRecorded = m_viewTimed;
+    if (m_viewTimed)
+        check(cudaEventRecord(m_viewStart, m_stream));
     check(cudaGraphLaunch(found->second, m_stream));
+    if (m_viewTimed)
+        check(cudaEventRecord(m_viewStop, m_stream));
     return true;
 }
 
@@ -1143,6 +1175,7 @@ Result<StepOutput> CudaBackend::finishStep()
     const bool profiled = g_profiledStep > 0 && ++g_stepsRun == g_profiledStep;
     if (profiled)
         cudaProfilerStart();
+    m_viewTimeRecorded = false;
     const bool graphed = runStep();
     int bad = 0;
     // Logits leave the device m_logitPass rows at a time (the pinned staging buffer); a
@@ -1184,6 +1217,10 @@ Result<StepOutput> CudaBackend::finishStep()
     }
     if (profiled)
         cudaProfilerStop();
+    float viewMs = 0.0f;
+    if (m_viewTimeRecorded && m_error == cudaSuccess
+        && cudaEventElapsedTime(&viewMs, m_viewStart, m_viewStop) == cudaSuccess)
+        m_viewTrial.record(int(rows), m_stepHostView, double(viewMs) * 1e-3);
     m_step = nullptr;
     if (m_error != cudaSuccess) {
         const cudaError_t e = m_error;

@@ -78,8 +78,8 @@ std::vector<std::uint64_t> readExpertCounts(const std::string& path, int layers,
     std::uint32_t fileLayers = 0, fileExperts = 0;
     if (!in.read(magic, 8) || std::memcmp(magic, kCountsMagic, 8) != 0
         || !in.read(reinterpret_cast<char*>(&fileLayers), 4)
-        || !in.read(reinterpret_cast<char*>(&fileExperts), 4)
-        || fileLayers != std::uint32_t(layers) || fileExperts != std::uint32_t(experts))
+        || !in.read(reinterpret_cast<char*>(&fileExperts), 4) || fileLayers != std::uint32_t(layers)
+        || fileExperts != std::uint32_t(experts))
         return {};
     std::vector<std::uint64_t> counts(std::size_t(layers) * std::size_t(experts));
     if (!in.read(reinterpret_cast<char*>(counts.data()),
@@ -114,9 +114,9 @@ struct ExpertCache::Layer {
 std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging)
 {
     std::uint64_t tables = 0, widest = 0, largest = 0, hidden = 0;
-    const std::size_t experts = w.layers.empty() ? 0 : std::size_t(w.layers[0].moe.gate.view
-            ? w.layers[0].moe.gate.view->ne[2]
-            : 0);
+    const std::size_t experts = w.layers.empty()
+        ? 0
+        : std::size_t(w.layers[0].moe.gate.view ? w.layers[0].moe.gate.view->ne[2] : 0);
     for (const auto& L : w.layers) {
         std::uint64_t layerBytes = 0;
         for (const TensorView* v : distinctViews(L.moe)) {
@@ -191,8 +191,8 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     if (auto e = cudaMemset(c->m_zeroExpert, 0, std::max<std::size_t>(largest, kAlign));
         e != cudaSuccess)
         return cudaFailure("clearing the zero expert", e);
-    auto sums = arena.allocate(
-        std::size_t(hostRowCapacity()) * std::size_t(hidden) * 4 + kAlign, "the host experts' sums");
+    auto sums = arena.allocate(std::size_t(hostRowCapacity()) * std::size_t(hidden) * 4 + kAlign,
+        "the host experts' sums");
     if (!sums)
         return sums.error();
     c->m_hostSums = static_cast<float*>(*sums);
@@ -227,8 +227,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     }
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess)
         return cudaFailure("setting up the expert cache", e);
-    c->m_savedCounts
-        = readExpertCounts(c->m_countsPath, int(w.layers.size()), c->m_experts);
+    c->m_savedCounts = readExpertCounts(c->m_countsPath, int(w.layers.size()), c->m_experts);
     c->measureBandwidths(stream);
     if (hostCompute && hostCompute->hp && !c->m_offloadedOrder.empty()) {
         int threads = hostCompute->threads;
@@ -319,8 +318,8 @@ Result<void> ExpertCache::pinHostExperts()
             }
         }
     };
-    const std::size_t threads = std::min<std::size_t>(
-        jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
+    const std::size_t threads
+        = std::min<std::size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
     std::vector<std::thread> pool;
     for (std::size_t t = 1; t < threads; ++t)
         pool.emplace_back(work);
@@ -388,7 +387,7 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
         d.type = h.view->type;
         // The first cached slot, or the first host expert: what the kernels' alignment checks
         // look at (every table entry has the same alignment modulo 16).
-        d.data = s.slots ? static_cast<const void*>(s.slots)
+        d.data = s.slots         ? static_cast<const void*>(s.slots)
             : view == View::Host ? static_cast<const void*>(m_zeroExpert)
                                  : s.mapped[0];
         d.expertData = view == View::Staged ? s.stagedTable
@@ -510,7 +509,8 @@ void ExpertCache::splitHostExperts(int layer)
         const double rt = m_hostExperts->roundTripSeconds();
         share = std::clamp((bytes / pcie - rt) / (bytes / cpu + bytes / pcie), 0.0, 1.0);
     }
-    std::sort(host.begin(), host.end(), [&](int a, int b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
+    std::sort(host.begin(), host.end(),
+        [&](int a, int b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
     double taken = 0.0;
     for (int e : host) {
         if (taken >= share * total - 1e-12)
@@ -518,6 +518,14 @@ void ExpertCache::splitHostExperts(int layer)
         onCpu[std::size_t(e)] = true;
         taken += p[std::size_t(e)];
     }
+}
+
+bool ExpertCache::viewForced()
+{
+    const char* forced = std::getenv("CW_CUDA_EXPERTS");
+    return forced
+        && (std::strcmp(forced, "inplace") == 0 || std::strcmp(forced, "staged") == 0
+            || std::strcmp(forced, "host") == 0);
 }
 
 bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
@@ -546,13 +554,13 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
     // Both read each chosen host expert's rows once per token that chose it; the two sides of
     // the host view run at once (the GPU's cached experts beside them are not counted).
     const double perPair = double(tokens) * double(L.pairBytes);
-    const double hostView = std::max(m_hostExperts->roundTripSeconds() + cpuPairs * perPair / cpu,
-        pciePairs * perPair / pcie);
+    const double hostView = std::max(
+        m_hostExperts->roundTripSeconds() + cpuPairs * perPair / cpu, pciePairs * perPair / pcie);
     return hostView < (cpuPairs + pciePairs) * perPair / pcie;
 }
 
-cudaError_t ExpertCache::computeOnHost(int layer, int rows, const float* x,
-    const std::int32_t* ids, const float* weights, cudaStream_t stream)
+cudaError_t ExpertCache::computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
+    const float* weights, cudaStream_t stream)
 {
     if (!m_hostExperts)
         return cudaErrorInvalidValue;
@@ -766,8 +774,8 @@ void ExpertCache::measureBandwidths(cudaStream_t stream)
         return;
     const auto& s = m_layers[std::size_t(m_offloadedOrder[0])].stacks[0];
     // One stack's host experts (up to 64 MiB), 16-byte aligned, read twice; the second counts.
-    std::size_t bytes = std::min<std::size_t>(
-        s.expertBytes * std::size_t(m_experts), std::size_t(64) << 20);
+    std::size_t bytes
+        = std::min<std::size_t>(s.expertBytes * std::size_t(m_experts), std::size_t(64) << 20);
     bytes = bytes / 16 * 16;
     const auto* from = reinterpret_cast<const std::byte*>(
         (reinterpret_cast<std::uintptr_t>(s.mapped[0]) + 15) / 16 * 16);
@@ -798,9 +806,7 @@ void ExpertCache::measureBandwidths(cudaStream_t stream)
         m_copyBytesPerSecond = time([&] {
             cudaMemcpyAsync(m_staging[0], hostFrom, bytes, cudaMemcpyHostToDevice, stream);
         });
-    m_mappedBytesPerSecond = time([&] {
-        cuda::readBytesProbe(from, bytes, m_probeSink, stream);
-    });
+    m_mappedBytesPerSecond = time([&] { cuda::readBytesProbe(from, bytes, m_probeSink, stream); });
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     cudaGetLastError();

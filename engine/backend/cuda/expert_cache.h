@@ -59,9 +59,8 @@ public:
     // pins the offloaded experts' host memory; measures the bandwidths on `stream`.
     // countsPath: where routing counts are kept ("" : not kept).
     static Result<std::unique_ptr<ExpertCache>> create(const ModelWeights& weights,
-        const ExpertPlacement& placement, int expertsPerToken, bool withStaging,
-        DeviceArena& arena, cudaStream_t stream, std::string countsPath,
-        const HostCompute* hostCompute = nullptr);
+        const ExpertPlacement& placement, int expertsPerToken, bool withStaging, DeviceArena& arena,
+        cudaStream_t stream, std::string countsPath, const HostCompute* hostCompute = nullptr);
     ~ExpertCache();
     ExpertCache(const ExpertCache&) = delete;
     ExpertCache& operator=(const ExpertCache&) = delete;
@@ -82,6 +81,8 @@ public:
     // than the GPU read them all in place. Either view is right whatever the refreshes did, so
     // a decode graph captured with either stays right.
     bool prefersHost(int layer, std::int64_t tokens) const;
+    // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model.
+    static bool viewForced();
     // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
     // hostSums() (device, [rows][hidden]).
     cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
