@@ -49,8 +49,8 @@ void linear(
 bool usesQ8K(const StepContext& ctx, const WeightMatrix& w);
 
 // x rows as Q8_K into `q` (resized; its storage is reused between calls).
-const kernels::quant::BlockQ8K* quantizeRows(const float* x, std::int64_t rows, std::int64_t cols,
-    std::vector<kernels::quant::BlockQ8K>& q);
+const kernels::quant::BlockQ8K* quantizeRows(
+    const float* x, std::int64_t rows, std::int64_t cols, std::vector<kernels::quant::BlockQ8K>& q);
 
 // Several matrices applied to the same input (q, k, v; or qkv, z, a, b): for a single token
 // they share one parallel region, so a decode step waits for the threads once, not per matrix.
@@ -68,11 +68,22 @@ void attentionLayer(const StepContext& ctx, const LayerWeights& layer, const flo
 // Gated DeltaNet for x; uses ctx.sequences[i].convState/recurrentState; writes out[T][hidden].
 void deltaNetLayer(const StepContext& ctx, const LayerWeights& layer, const float* x, float* out);
 
+// Where a layer's experts are read from when not from the model's own tensors: per stack, each
+// expert's first byte, laid out as in the model (the CUDA backend's pinned copies of the experts
+// it keeps in host memory, so the model file's pages of them are not kept warm as well).
+struct ExpertBases {
+    const std::vector<const std::byte*>* gate = nullptr;
+    const std::vector<const std::byte*>* up = nullptr;
+    const std::vector<const std::byte*>* down = nullptr;
+};
+
 // One token through the routed experts `chosen` ((expert, weight), ascending experts):
 // out[hidden] = sum of weight * down(silu(gate x) * up x), on ctx.pool. Also what the CUDA
-// backend runs on the host for the experts it keeps in host memory (host_experts.h).
+// backend runs on the host for the experts it keeps in host memory (host_experts.h), reading
+// them at `bases` when given.
 void routedExpertsOneToken(const StepContext& ctx, const MoeWeights& m, const float* x,
-    const std::vector<std::pair<int, float>>& chosen, float* out);
+    const std::vector<std::pair<int, float>>& chosen, float* out,
+    const ExpertBases* bases = nullptr);
 
 // MoE block (routed experts, tokens grouped per expert, plus the shared expert if any).
 // `load` (may be null) counts the experts chosen, as layer `layerIndex`.

@@ -43,16 +43,22 @@ std::vector<quant::BlockQ8K> quantized(const float* x, std::int64_t n, bool want
 } // namespace
 
 void routedExpertsOneToken(const StepContext& ctx, const MoeWeights& m, const float* x,
-    const std::vector<std::pair<int, float>>& chosen, float* out)
+    const std::vector<std::pair<int, float>>& chosen, float* out, const ExpertBases* bases)
 {
     const auto& hp = *ctx.hp;
     const std::int64_t H = hp.hiddenSize, ffn = hp.expertFfnSize;
     const std::int64_t K = std::int64_t(chosen.size());
+    auto expert = [](const ExpertStack& s, const std::vector<const std::byte*>* base, int e) {
+        WeightMatrix w = s.expert(e);
+        if (base)
+            w.data = (*base)[std::size_t(e)] + w.rowStride * std::size_t(s.rowOffset);
+        return w;
+    };
     std::vector<WeightMatrix> gate, up, down;
     for (const auto& [e, w] : chosen) {
-        gate.push_back(m.gate.expert(e));
-        up.push_back(m.up.expert(e));
-        down.push_back(m.down.expert(e));
+        gate.push_back(expert(m.gate, bases ? bases->gate : nullptr, e));
+        up.push_back(expert(m.up, bases ? bases->up : nullptr, e));
+        down.push_back(expert(m.down, bases ? bases->down : nullptr, e));
     }
     PartTimer gateUpTime(ctx.timers, StepPart::ExpertsGateUp);
     const auto xqGate = quantized(x, H, usesQ8K(ctx, gate[0]));
@@ -257,8 +263,8 @@ void expertsForBatch(const StepContext& ctx, const MoeWeights& m, const float* x
             for (std::int64_t t = begin; t < end; ++t) {
                 float* o = out + t * H;
                 std::fill(o, o + H, 0.0f);
-                for (std::int64_t i = tokenStart[std::size_t(t)]; i < tokenStart[std::size_t(t + 1)];
-                     ++i) {
+                for (std::int64_t i = tokenStart[std::size_t(t)];
+                     i < tokenStart[std::size_t(t + 1)]; ++i) {
                     const std::int64_t p = tokenPairs[std::size_t(i)];
                     const float w = pairWeight[std::size_t(p)];
                     const float* dn = down.data() + p * H;

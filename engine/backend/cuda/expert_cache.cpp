@@ -199,6 +199,12 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     for (int l : c->m_offloadedOrder)
         if (auto r = c->buildLayer(l, arena); !r)
             return r.error();
+    c->m_hostBases.resize(w.layers.size());
+    for (int l : c->m_offloadedOrder) {
+        const Layer& L = c->m_layers[std::size_t(l)];
+        c->m_hostBases[std::size_t(l)] = { &L.stacks[std::size_t(L.gate)].host,
+            &L.stacks[std::size_t(L.up)].host, &L.stacks[std::size_t(L.down)].host };
+    }
     if (withStaging && !c->m_offloadedOrder.empty()) {
         std::uint64_t widest = 0;
         for (const auto& L : w.layers) {
@@ -235,7 +241,8 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
             threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
         // Measured with every host expert on the CPU's side; then each layer's split.
         auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu, c->m_onCpu,
-            expertsPerToken, hostRowCapacity(), hostCompute->integerProducts, threads);
+            c->m_hostBases, expertsPerToken, hostRowCapacity(), hostCompute->integerProducts,
+            threads);
         if (!host)
             return host.error();
         c->m_hostExperts = std::move(*host);

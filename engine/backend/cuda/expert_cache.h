@@ -143,6 +143,8 @@ private:
     // Per layer and expert: a host expert the CPU computes in the host view (the others of the
     // host memory the GPU reads in place there).
     std::vector<std::vector<bool>> m_onCpu;
+    // Per layer: its experts' pinned copies, which the CPU reads too (not the model's pages).
+    std::vector<ExpertBases> m_hostBases;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::string m_countsPath;
     std::vector<void*> m_hostCopies; // the host experts' pinned copies

@@ -19,14 +19,15 @@ double secondsSince(std::chrono::steady_clock::time_point start)
 
 Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& hp,
     const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
-    const std::vector<std::vector<bool>>& onCpu, int expertsPerToken,
-    int rowCapacity, bool integerProducts, int threads)
+    const std::vector<std::vector<bool>>& onCpu, const std::vector<ExpertBases>& bases,
+    int expertsPerToken, int rowCapacity, bool integerProducts, int threads)
 {
     std::unique_ptr<HostExperts> h(new HostExperts);
     h->m_hp = &hp;
     h->m_weights = &weights;
     h->m_onGpu = &onGpu;
     h->m_onCpu = &onCpu;
+    h->m_bases = &bases;
     h->m_k = expertsPerToken;
     h->m_rowCapacity = rowCapacity;
     h->m_hidden = hp.hiddenSize;
@@ -34,11 +35,11 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
     h->m_pool = std::make_unique<kernels::ThreadPool>(threads);
     const std::size_t rowFloats = std::size_t(rowCapacity) * std::size_t(h->m_hidden);
     const std::size_t pairs = std::size_t(rowCapacity) * std::size_t(expertsPerToken);
-    for (auto [p, bytes] : { std::pair<void**, std::size_t> { reinterpret_cast<void**>(&h->m_x),
-                                 rowFloats * 4 },
-             { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
-             { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
-             { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 } })
+    for (auto [p, bytes] :
+        { std::pair<void**, std::size_t> { reinterpret_cast<void**>(&h->m_x), rowFloats * 4 },
+            { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
+            { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
+            { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 } })
         if (cudaHostAlloc(p, bytes, cudaHostAllocDefault) != cudaSuccess) {
             cudaGetLastError();
             return makeError("could not pin host memory for the host experts' rows");
@@ -108,8 +109,8 @@ void HostExperts::compute(int layer, int rows)
             continue;
         }
         std::sort(m_chosen.begin(), m_chosen.end());
-        routedExpertsOneToken(ctx, moe, m_x + std::size_t(t) * std::size_t(m_hidden), m_chosen,
-            out);
+        routedExpertsOneToken(ctx, moe, m_x + std::size_t(t) * std::size_t(m_hidden), m_chosen, out,
+            &(*m_bases)[std::size_t(layer)]);
     }
 }
 
@@ -132,8 +133,8 @@ void HostExperts::measure()
         for (int round = 0; round < kRounds; ++round) {
             std::uint64_t bytes = 0;
             for (int j = 0; j < m_k; ++j) {
-                const int e = host[(std::size_t(round) * std::size_t(m_k) + std::size_t(j))
-                    % host.size()];
+                const int e
+                    = host[(std::size_t(round) * std::size_t(m_k) + std::size_t(j)) % host.size()];
                 m_ids[j] = e;
                 m_weightsIn[j] = 1.0f / float(m_k);
                 for (const ExpertStack* s : { &moe.gate, &moe.up, &moe.down }) {

@@ -8,14 +8,14 @@
 // products read a zero expert in place of each host one, so each expert counts exactly once.
 // A host function is a graph node like a kernel, so decode steps keep their CUDA graphs.
 
+#include "engine/backend/cpu/cpu_layers.h"
 #include "engine/common/result.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cpu/thread_pool.h"
 
-#include <cuda_runtime.h>
-
 #include <cstdint>
+#include <cuda_runtime.h>
 #include <map>
 #include <memory>
 #include <utility>
@@ -27,13 +27,14 @@ class HostExperts {
 public:
     // onGpu: per layer and expert, whether the GPU holds it (the cache's placement); onCpu:
     // which of the others the CPU computes (the rest the GPU reads in place). Both change
-    // between steps (the cache's refresh), never during one. rowCapacity: the most rows of a step
+    // between steps (the cache's refresh), never during one. bases: per layer, where its
+    // experts are read (the cache's pinned copies). rowCapacity: the most rows of a step
     // this takes (decode steps). integerProducts: k-quant products with 8-bit activations, as
     // the CPU backend runs them (false: float activations, the f32 reference).
     static Result<std::unique_ptr<HostExperts>> create(const HyperParameters& hp,
         const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
-        const std::vector<std::vector<bool>>& onCpu, int expertsPerToken, int rowCapacity,
-        bool integerProducts, int threads);
+        const std::vector<std::vector<bool>>& onCpu, const std::vector<ExpertBases>& bases,
+        int expertsPerToken, int rowCapacity, bool integerProducts, int threads);
     ~HostExperts();
     HostExperts(const HostExperts&) = delete;
     HostExperts& operator=(const HostExperts&) = delete;
@@ -65,6 +66,7 @@ private:
     const ModelWeights* m_weights = nullptr;
     const std::vector<std::vector<bool>>* m_onGpu = nullptr;
     const std::vector<std::vector<bool>>* m_onCpu = nullptr;
+    const std::vector<ExpertBases>* m_bases = nullptr;
     int m_k = 0, m_rowCapacity = 0;
     std::int64_t m_hidden = 0;
     bool m_integerProducts = true;
