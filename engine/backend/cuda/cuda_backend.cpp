@@ -1103,7 +1103,14 @@ bool CudaBackend::runStep()
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == rows
         && (rows <= m_logitPass || !m_step->wantLogits);
     if (!graphable) {
+        // Timed too when the trial is on, or a size that never replays a graph would keep
+        // alternating views.
+        m_viewTimeRecorded = m_viewTimed;
+        if (m_viewTimed)
+            check(cudaEventRecord(m_viewStart, m_stream));
         runOps();
+        if (m_viewTimed)
+            check(cudaEventRecord(m_viewStop, m_stream));
         return false;
     }
     auto allLogits = [&] {
