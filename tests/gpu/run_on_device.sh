@@ -47,6 +47,8 @@
 # "12 16 24"): batch-1 decode and an 8,192-token prompt, the experts that do not fit in host
 # memory; "offloadpeer" (with "peer") runs llama-bench with -ncmoe N beside it, N the fewest
 # layers' experts on the CPU whose peak on the card fits each budget. $OUT/offload*.jsonl.
+# $OFFLOAD_SKEW (e.g. 0.2) also measures a file whose routing is skewed (synth --router-skew)
+# at $OFFLOAD_SKEW_BUDGETS (default: the same budgets).
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -262,7 +264,7 @@ for l in sys.stdin:
     # measured ones load with the most chosen on the GPU.
     timeout 120 $B bench --model $M --device cuda:0 --gpu-memory ${budgets%% *} \
       --prompt-tokens 2048 --gen-tokens 300 --batch 1 >/dev/null 2>>"$L/offload.err"
-    for G in $budgets; do
+    for G in ${OFFLOAD_SKEW_BUDGETS:-$budgets}; do
       offload_run $G --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
       offload_run $G --prompt-tokens 8192 --gen-tokens 2 --batch 1 --repeat 2
     done
