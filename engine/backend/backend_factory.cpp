@@ -67,6 +67,7 @@ Result<std::unique_ptr<Backend>> createBackend(
     options.precision = request.gpuPrecision;
     options.memoryBudgetBytes = request.gpuMemoryBytes;
     options.expertCountsPath = request.expertCountsPath;
+    options.hostThreads = request.threads;
     auto cuda = createCudaBackend(description, weights, options);
     if (!cuda && automatic)
         return cpuBackend(description, weights, request);

@@ -26,7 +26,7 @@ Result<DeviceSpec> parseDevice(std::string_view text);
 struct BackendRequest {
     DeviceSpec device;
     BackendCapacity capacity;
-    int threads = 0; // CPU
+    int threads = 0; // CPU, and on CUDA the host experts' (expert_cache.h)
     bool integerProducts = true; // CPU
     std::string gpuPrecision = "bf16"; // "bf16", "tf32" or "f32"
     std::uint64_t gpuMemoryBytes = 0; // CUDA: the budget (0: the card's free memory)

@@ -515,6 +515,7 @@ Result<void> CudaBackend::initialise()
         ExpertCache::HostCompute host;
         host.hp = &m_description.hparams;
         host.integerProducts = m_precision != cuda::GemmPrecision::Float32;
+        host.threads = m_options.hostThreads;
         auto cache = ExpertCache::create(m_hostWeights, placement, int(K), staging, m_arena,
             m_stream, m_options.expertCountsPath, &host);
         if (!cache)

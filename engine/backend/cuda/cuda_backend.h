@@ -25,6 +25,8 @@ struct CudaBackendOptions {
     // routed experts in host memory (engine/backend/cuda/expert_cache.h).
     std::uint64_t memoryBudgetBytes = 0;
     std::string expertCountsPath; // where routing counts are kept ("": not kept)
+    // CPU threads for the routed experts kept in host memory (0: every hardware thread but one).
+    int hostThreads = 0;
 };
 
 // Errors say what is missing (driver, device, memory: with the figures) and offer the CPU.
