@@ -2,8 +2,8 @@
 # One entry for developers and CI:
 #   installer/dev.sh run       install what is missing, build Release, review the sample contract
 #   installer/dev.sh test      install what is missing, build, run the whole test suite (ctest)
-#   installer/dev.sh sanitize  Debug build with ASan+UBSan, run the engine and app tests under it
-#   installer/dev.sh fuzz [S]  build the libFuzzer targets with clang and run each for S seconds
+#   installer/dev.sh sanitize  clang Debug build with ASan+UBSan, run the engine and app tests under it
+#   installer/dev.sh fuzz [S]  build the libFuzzer targets in that build and run each for S seconds
 # Idempotent: a second run rebuilds only what changed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +19,12 @@ configure() { # dir, extra cmake args...
   if [[ ! -f "$dir/build.ninja" ]]; then
     cmake "${args[@]}" >/dev/null
   fi
+}
+
+# The sanitizer and fuzz stages' build (clang: libFuzzer is clang's).
+configure_sanitized() {
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_FUZZ=ON -DCW_WITH_CUDA=OFF \
+    -DCW_BUILD_GUI=OFF -DCW_BUILD_BENCHES=OFF -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 }
 
 # After a failed ctest: the failing assertions of every test, last, where a log's tail shows
@@ -44,10 +50,12 @@ case "$mode" in
     ctest --test-dir build --output-on-failure -j "$jobs" || { failure_digest build; exit 8; }
     ;;
   sanitize)
-    installer/install-deps.sh
-    # The window and its tests are left out: the stage runs the engine and app tests only.
-    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DCW_SANITIZE=ON -DCW_WITH_CUDA=OFF -DCW_BUILD_GUI=OFF \
-      -DCW_BUILD_BENCHES=OFF
+    CW_WITH_FUZZ=1 installer/install-deps.sh
+    # One clang Debug build serves this stage and the fuzz stage: every object is built once
+    # with ASan+UBSan and libFuzzer's coverage hooks, the tests link it, and the fuzz targets
+    # link the same libraries (two builds took ~30 of CI's minutes; this one ~16). The window
+    # and its tests are left out: the stage runs the engine and app tests only.
+    configure_sanitized
     cmake --build build-asan -j "$jobs"
     ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
       ctest --test-dir build-asan --output-on-failure -j "$jobs" -L 'engine|app' -LE 'slow' \
@@ -56,19 +64,18 @@ case "$mode" in
   fuzz)
     CW_WITH_FUZZ=1 installer/install-deps.sh
     seconds=${2:-60}
-    configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCW_FUZZ=ON -DCW_WITH_CUDA=OFF \
-      -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCW_ENGINE_ONLY=OFF
-    cmake --build build-fuzz -j "$jobs" --target cw_fuzz_all
+    configure_sanitized
+    cmake --build build-asan -j "$jobs" --target cw_fuzz_all
     # The fuzzers run side by side, one per core: each is a single process.
     targets=()
-    for target in build-fuzz/tests/fuzz/*/fuzz_*; do
+    for target in build-asan/tests/fuzz/*/fuzz_*; do
       [[ -x "$target" ]] && targets+=("$target")
     done
     run_fuzzer() { # target: exit status in $work.status, output in $work.log
       local target=$1 name corpus_src work
       name=$(basename "$target")
       corpus_src="tests/fuzz/$(basename "$(dirname "$target")")/corpus"
-      work="build-fuzz/corpus/$name"
+      work="build-asan/corpus/$name"
       mkdir -p "$work"
       if "$target" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 "$work" \
         "$corpus_src" >"$work.log" 2>&1; then
@@ -85,7 +92,7 @@ case "$mode" in
     status=0
     for target in "${targets[@]}"; do
       name=$(basename "$target")
-      work="build-fuzz/corpus/$name"
+      work="build-asan/corpus/$name"
       echo "== $name for ${seconds}s"
       if [[ "$(cat "$work.status")" != 0 ]]; then
         tail -n 40 "$work.log"
