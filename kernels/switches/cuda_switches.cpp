@@ -57,11 +57,13 @@ const CudaSwitch kSwitches[] = {
     { "CW_CUDA_MOE", Values::Choice, "direct|integer",
         "`direct`: the f32 expert kernels instead of the integer ones at decode sizes "
         "(default `integer`, where the experts' types allow)" },
-    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host",
+    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host|split",
         "with routed experts in host memory (`--gpu-memory` under the model's size): the GPU "
         "reads them in place over PCIe; prefill steps copy them to the GPU first (`staged`); "
-        "decode steps have the CPU compute them beside the GPU (`host`); unset: the cost model "
-        "chooses per layer and step" },
+        "decode steps have the CPU compute them beside the GPU (`host`); `split`: the cost "
+        "model's per-layer choice, untimed; unset: the cost model chooses per layer and step, "
+        "and each decode batch size's first steps time its host views against none, keeping "
+        "the faster (`engine/backend/cuda/decode_view_trial.h`)" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",
         "`1`: f32 prefill attention under the bf16 and tf32 precisions" },
     { "CW_CUDA_ARCHITECTURES", Values::Any, "90, 80;86;89;90 ...",

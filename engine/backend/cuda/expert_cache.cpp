@@ -532,7 +532,7 @@ bool ExpertCache::viewForced()
     const char* forced = std::getenv("CW_CUDA_EXPERTS");
     return forced
         && (std::strcmp(forced, "inplace") == 0 || std::strcmp(forced, "staged") == 0
-            || std::strcmp(forced, "host") == 0);
+            || std::strcmp(forced, "host") == 0 || std::strcmp(forced, "split") == 0);
 }
 
 bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const

@@ -81,7 +81,8 @@ public:
     // than the GPU read them all in place. Either view is right whatever the refreshes did, so
     // a decode graph captured with either stays right.
     bool prefersHost(int layer, std::int64_t tokens) const;
-    // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model.
+    // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model, or
+    // the cost model's own choice untimed (split).
     static bool viewForced();
     // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
     // hostSums() (device, [rows][hidden]).
