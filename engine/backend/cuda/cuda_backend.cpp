@@ -812,8 +812,9 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         }
         ++m_stepsSinceRefresh;
         m_expertCache->beginStep();
-        // Decode steps are replayed from graphs: they read host experts in place. Other steps
-        // take what the cost model says is faster per layer.
+        // Per layer, what the cost model says is faster: decode steps read host experts in
+        // place or have the CPU take part of them (host views); other steps read them in place
+        // or staged.
         m_stagedLayers.assign(m_w.layers.size(), false);
         m_hostLayers.assign(m_w.layers.size(), false);
         bool host = false;
