@@ -48,7 +48,8 @@
 # memory; "offloadpeer" (with "peer") runs llama-bench with -ncmoe N beside it, N the fewest
 # layers' experts on the CPU whose peak on the card fits each budget. $OUT/offload*.jsonl.
 # $OFFLOAD_SKEW (e.g. 0.2) also measures a file whose routing is skewed (synth --router-skew)
-# at $OFFLOAD_SKEW_BUDGETS (default: the same budgets).
+# at $OFFLOAD_SKEW_BUDGETS (default: the same budgets). With "peer", the offload runs wait for
+# its build (~300 s), so a call with both needs OFFLOAD_PEER_N and few budgets to fit.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -222,6 +223,11 @@ if has offload; then # issue 33: bench under GPU memory budgets, the experts tha
     >"$L/offload_test.log" 2>&1
   echo "gpu_expert_offload exit $?"; grep -E "FAILED|PASSED|Failure|Expected|Which|budget" "$L/offload_test.log" | head -30
   [[ -n "$synth_pid" ]] && wait $synth_pid
+  # The host experts' figures depend on the CPU: the runs wait for the peer's build (on 14 of
+  # the 16 cores it took the CPU-only view from 97.9 to 33 tok/s on 2026-12-07).
+  if [[ -n "$peer_pid" ]]; then
+    wait $peer_pid; tail -1 "$L/peer_build.log"; peer_pid=
+  fi
   : >"$OUT/offload.jsonl"
   budgets=${OFFLOAD_BUDGETS:-12 16 24}
   # Each run alone, its JSON as it comes; every 15 s the card's use and PCIe traffic and the
@@ -273,12 +279,15 @@ for l in sys.stdin:
 fi
 if has offloadpeer; then # llama.cpp with the experts of its first N layers on the CPU, the fewest N
   # whose peak on the card (nvidia-smi, over what was in use before) fits each budget
-  wait $peer_pid; tail -1 "$L/peer_build.log"
+  [[ -n "$peer_pid" ]] && { wait $peer_pid; tail -1 "$L/peer_build.log"; }
   eval "$($B inspect --model $M | python3 -c 'import json, sys; m = json.load(sys.stdin)["memory"]; print("W=%d R=%d NL=%d" % (m["weights_bytes"], m["routed_expert_bytes"], m["moe_layers"]))')"
   base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
   : >"$OUT/offload_peer.jsonl"
   for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
     n=$(python3 -c "import math; print(max(0, math.ceil(($W + 1.5 * 2**30 - $G * 2**30) / ($R / $NL))))")
+    # OFFLOAD_PEER_N="12:23 16:14" starts a budget's search at an N an earlier call found
+    # (2026-12-07, H100: 23, 14 and 0 for 12, 16 and 24 GiB), saving a run or two each.
+    for known in $OFFLOAD_PEER_N; do [[ ${known%%:*} == "$G" ]] && n=${known##*:}; done
     for N in $n $((n + 1)) $((n + 2)) $((n + 3)); do
       nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >/tmp/mem-$G-$N.txt &
       smi=$!
