@@ -834,9 +834,15 @@ std::string ExpertCache::describe() const
     }
     if (m_hostExperts) {
         std::snprintf(rates, sizeof rates,
-            "; the CPU computes host experts at %.1f GB/s (round trip %.0f us)",
-            m_hostExperts->bytesPerSecond() / 1e9, m_hostExperts->roundTripSeconds() * 1e6);
+            "; the CPU computes host experts at %.1f GB/s (round trip %.0f us",
+            m_hostExperts->bytesPerSecond() / 1e9, m_hostExperts->streamRoundTripSeconds() * 1e6);
         text += rates;
+        if (m_hostExperts->graphRoundTripSeconds() > 0.0) {
+            std::snprintf(rates, sizeof rates, ", %.0f us in a graph",
+                m_hostExperts->graphRoundTripSeconds() * 1e6);
+            text += rates;
+        }
+        text += ")";
     }
     return text;
 }

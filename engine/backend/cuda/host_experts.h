@@ -48,9 +48,12 @@ public:
         const float* weights, float* out, cudaStream_t stream);
 
     // Measured at create: the CPU's rate over expert bytes for one token's host experts, and a
-    // round trip's fixed cost (copies there and back and the host function's start).
+    // round trip's fixed cost (copies there and back and the host function's start) inside a
+    // graph, as decode steps run it (on a stream where a graph could not be made); both.
     double bytesPerSecond() const { return m_bytesPerSecond; }
     double roundTripSeconds() const { return m_roundTripSeconds; }
+    double streamRoundTripSeconds() const { return m_streamRoundTripSeconds; }
+    double graphRoundTripSeconds() const { return m_graphRoundTripSeconds; } // 0: not measured
 
 private:
     struct Job {
@@ -79,6 +82,7 @@ private:
     std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
     double m_bytesPerSecond = 0.0, m_roundTripSeconds = 0.0;
+    double m_streamRoundTripSeconds = 0.0, m_graphRoundTripSeconds = 0.0;
 };
 
 } // namespace cw::engine
