@@ -48,7 +48,8 @@
 # memory; "offloadpeer" (with "peer") runs llama-bench with -ncmoe N beside it, N the fewest
 # layers' experts on the CPU whose peak on the card fits each budget. $OUT/offload*.jsonl.
 # $OFFLOAD_SKEW (e.g. 0.2) also measures a file whose routing is skewed (synth --router-skew)
-# at $OFFLOAD_SKEW_BUDGETS (default: the same budgets). With "peer", the offload runs wait for
+# at $OFFLOAD_SKEW_BUDGETS (default: the same budgets), and "offloadpeer" llama.cpp on that file
+# too, at the N that fit each budget. With "peer", the offload runs wait for
 # its build (~300 s), so a call with both needs OFFLOAD_PEER_N and few budgets to fit.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
@@ -283,6 +284,7 @@ if has offloadpeer; then # llama.cpp with the experts of its first N layers on t
   eval "$($B inspect --model $M | python3 -c 'import json, sys; m = json.load(sys.stdin)["memory"]; print("W=%d R=%d NL=%d" % (m["weights_bytes"], m["routed_expert_bytes"], m["moe_layers"]))')"
   base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
   : >"$OUT/offload_peer.jsonl"
+  declare -A fitting # budget -> the N that fit
   for G in ${OFFLOAD_BUDGETS:-12 16 24}; do
     n=$(python3 -c "import math; print(max(0, math.ceil(($W + 1.5 * 2**30 - $G * 2**30) / ($R / $NL))))")
     # OFFLOAD_PEER_N="12:23 16:14" starts a budget's search at an N an earlier call found
@@ -301,7 +303,19 @@ for l in sys.stdin:
     j = json.loads(l); print(j["gpu_memory_gib"], "GiB: -ncmoe", j["n_cpu_moe"], "peak", j["peak_mib"], "MiB:", "pp" if j["n_prompt"] else "tg", round(j["avg_ts"], 1), "tok/s")'
       (( peak <= G * 1024 )) && break
     done
+    fitting[$G]=$N
   done
+  if [[ -n "$OFFLOAD_SKEW" && -f $MS ]]; then # the skewed file at the N that fit each budget
+    for G in ${OFFLOAD_SKEW_BUDGETS:-${OFFLOAD_BUDGETS:-12 16 24}}; do
+      N=${fitting[$G]:-0}
+      timeout 300 $P/build/bin/llama-bench -m $MS -ngl 99 -fa on -ub 2048 -ncmoe $N -t $(nproc) \
+        -p 8192 -n 64 -r 2 -o jsonl 2>>"$L/offload_peer.err" \
+        | sed "s/^{/{\"gpu_memory_gib\": $G, \"n_cpu_moe\": $N, \"router_skew\": $OFFLOAD_SKEW, /" \
+        | tee -a "$OUT/offload_peer.jsonl" | python3 -c 'import json, sys
+for l in sys.stdin:
+    j = json.loads(l); print(j["gpu_memory_gib"], "GiB, skewed: -ncmoe", j["n_cpu_moe"], "pp" if j["n_prompt"] else "tg", round(j["avg_ts"], 1), "tok/s")'
+    done
+  fi
 fi
 if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=value), twice each
   [[ -n "$synth_pid" ]] && wait $synth_pid
