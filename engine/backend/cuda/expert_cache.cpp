@@ -1,9 +1,9 @@
 #include "engine/backend/cuda/expert_cache.h"
 
+#include "kernels/cpu/thread_pool.h"
 #include "kernels/tensor_type.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +142,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     c->m_weights = &w;
     c->m_placement = placement;
     c->m_countsPath = std::move(countsPath);
+    c->m_forced = forcedView();
     c->m_layers.resize(w.layers.size());
     for (const auto& L : w.layers)
         if (L.moe.gate.view)
@@ -295,9 +296,8 @@ Result<void> ExpertCache::pinHostExperts()
         cudaError_t error = cudaSuccess;
     };
     std::vector<Failure> failures(jobs.size());
-    std::atomic<std::size_t> next { 0 };
-    auto work = [&] {
-        for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+    auto work = [&](std::int64_t begin, std::int64_t end) {
+        for (std::size_t j = std::size_t(begin); j < std::size_t(end); ++j) {
             const TensorView* v = jobs[j].view;
             Stack& s = stacks[j];
             s.view = v;
@@ -325,14 +325,9 @@ Result<void> ExpertCache::pinHostExperts()
             }
         }
     };
-    const std::size_t threads
-        = std::min<std::size_t>(jobs.size(), std::max(1u, std::thread::hardware_concurrency()));
-    std::vector<std::thread> pool;
-    for (std::size_t t = 1; t < threads; ++t)
-        pool.emplace_back(work);
-    work();
-    for (auto& t : pool)
-        t.join();
+    kernels::ThreadPool(
+        int(std::min<std::size_t>(jobs.size(), std::thread::hardware_concurrency())))
+        .parallelFor(std::int64_t(jobs.size()), work);
     for (void* c : copies)
         if (c)
             m_hostCopies.push_back(c);
@@ -505,11 +500,10 @@ void ExpertCache::splitHostExperts(int layer)
             total += p[e];
         }
     std::fill(onCpu.begin(), onCpu.end(), false);
-    const char* forced = std::getenv("CW_CUDA_EXPERTS");
     const double cpu = m_hostExperts ? m_hostExperts->bytesPerSecond() : 0.0;
     const double pcie = m_mappedBytesPerSecond;
     double share = 0.0; // of the host experts' expected bytes
-    if (forced && std::strcmp(forced, "host") == 0)
+    if (m_forced == Forced::Host)
         share = 1.0;
     else if (cpu > 0.0 && pcie > 0.0 && total > 0.0) {
         const double bytes = total * double(m_layers[std::size_t(layer)].pairBytes);
@@ -527,12 +521,19 @@ void ExpertCache::splitHostExperts(int layer)
     }
 }
 
-bool ExpertCache::viewForced()
+// CW_CUDA_EXPERTS (tests, A/B runs; kernels/cuda/PERFORMANCE.md), read once per cache: the
+// cost model asks for it per layer and step.
+ExpertCache::Forced ExpertCache::forcedView()
 {
     const char* forced = std::getenv("CW_CUDA_EXPERTS");
-    return forced
-        && (std::strcmp(forced, "inplace") == 0 || std::strcmp(forced, "staged") == 0
-            || std::strcmp(forced, "host") == 0 || std::strcmp(forced, "split") == 0);
+    if (!forced)
+        return Forced::None;
+    for (const auto& [name, value] :
+        { std::pair { "inplace", Forced::InPlace }, std::pair { "staged", Forced::Staged },
+            std::pair { "host", Forced::Host }, std::pair { "split", Forced::Split } })
+        if (std::strcmp(forced, name) == 0)
+            return value;
+    return Forced::None;
 }
 
 bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
@@ -541,10 +542,9 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
     if (!m_hostExperts || !L.offloaded || tokens > m_hostExperts->rowCapacity()
         || !cuda::routedExpertsReadPerChoice(tokens))
         return false;
-    const char* forced = std::getenv("CW_CUDA_EXPERTS");
-    if (forced && std::strcmp(forced, "host") == 0)
+    if (m_forced == Forced::Host)
         return true;
-    if (forced && (std::strcmp(forced, "staged") == 0 || std::strcmp(forced, "inplace") == 0))
+    if (m_forced == Forced::Staged || m_forced == Forced::InPlace)
         return false;
     const double cpu = m_hostExperts->bytesPerSecond(), pcie = m_mappedBytesPerSecond;
     if (cpu <= 0.0 || pcie <= 0.0)
@@ -579,11 +579,9 @@ bool ExpertCache::prefersStaging(int layer, std::int64_t tokens) const
     const auto& L = m_layers[std::size_t(layer)];
     if (m_staging.empty() || !L.offloaded)
         return false;
-    // CW_CUDA_EXPERTS pins the choice (tests, A/B runs; kernels/cuda/PERFORMANCE.md).
-    const char* forced = std::getenv("CW_CUDA_EXPERTS");
-    if (forced && std::strcmp(forced, "staged") == 0)
+    if (m_forced == Forced::Staged)
         return true;
-    if (forced && std::strcmp(forced, "inplace") == 0)
+    if (m_forced == Forced::InPlace)
         return false;
     if (m_copyBytesPerSecond <= 0.0 || m_mappedBytesPerSecond <= 0.0)
         return false;

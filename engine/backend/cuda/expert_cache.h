@@ -83,7 +83,7 @@ public:
     bool prefersHost(int layer, std::int64_t tokens) const;
     // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model, or
     // the cost model's own choice untimed (split).
-    static bool viewForced();
+    bool viewForced() const { return m_forced != Forced::None; }
     // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
     // hostSums() (device, [rows][hidden]).
     cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
@@ -111,6 +111,8 @@ public:
     std::string describe() const;
 
 private:
+    enum class Forced { None, InPlace, Staged, Host, Split };
+    static Forced forcedView();
     ExpertCache() = default;
     struct Stack; // one distinct expert tensor of a layer
     struct Layer;
@@ -148,6 +150,7 @@ private:
     std::vector<ExpertBases> m_hostBases;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::string m_countsPath;
+    Forced m_forced = Forced::None; // CW_CUDA_EXPERTS, read at create
     std::vector<void*> m_hostCopies; // the host experts' pinned copies
     double m_copyBytesPerSecond = 0.0, m_mappedBytesPerSecond = 0.0;
 };
