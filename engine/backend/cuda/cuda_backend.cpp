@@ -826,8 +826,9 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         }
         // The cost model's host views against none, timed (decode_view_trial.h); a view that
         // CW_CUDA_EXPERTS forces is not second-guessed.
-        m_viewTimed = host && !ExpertCache::viewForced() && m_viewTrial.deciding(int(T));
-        if (host && !ExpertCache::viewForced() && !m_viewTrial.hostView(int(T))) {
+        const bool trial = host && !m_expertCache->viewForced();
+        m_viewTimed = trial && m_viewTrial.deciding(int(T));
+        if (trial && !m_viewTrial.hostView(int(T))) {
             m_hostLayers.assign(m_w.layers.size(), false);
             host = false;
         }
@@ -1104,15 +1105,18 @@ bool CudaBackend::runStep()
     // decode steps of any batch (their logits stay on the device, a pass at a time).
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == rows
         && (rows <= m_logitPass || !m_step->wantLogits);
-    if (!graphable) {
-        // Timed too when the trial is on, or a size that never replays a graph would keep
-        // alternating views.
+    // The view trial's steps are timed however they run (a size that never replays a graph
+    // would otherwise keep alternating views), all but a size's first, eager one.
+    auto timed = [&](auto&& run) {
         m_viewTimeRecorded = m_viewTimed;
         if (m_viewTimed)
             check(cudaEventRecord(m_viewStart, m_stream));
-        runOps();
+        run();
         if (m_viewTimed)
             check(cudaEventRecord(m_viewStop, m_stream));
+    };
+    if (!graphable) {
+        timed([&] { runOps(); });
         return false;
     }
     auto allLogits = [&] {
@@ -1124,8 +1128,10 @@ bool CudaBackend::runStep()
         allLogits();
         return true;
     };
-    if (m_noGraph.count(key))
-        return eager();
+    if (m_noGraph.count(key)) {
+        timed(eager);
+        return true;
+    }
     auto found = m_graphs.find(key);
     if (found == m_graphs.end()) {
         if (!m_warmed.count(key)) { // the first step of a size runs eagerly: modules load
@@ -1153,12 +1159,7 @@ bool CudaBackend::runStep()
         }
         found = m_graphs.emplace(key, exec).first;
     }
-    m_viewTimeRecorded = m_viewTimed;
-    if (m_viewTimed)
-        check(cudaEventRecord(m_viewStart, m_stream));
-    check(cudaGraphLaunch(found->second, m_stream));
-    if (m_viewTimed)
-        check(cudaEventRecord(m_viewStop, m_stream));
+    timed([&] { check(cudaGraphLaunch(found->second, m_stream)); });
     return true;
 }
 

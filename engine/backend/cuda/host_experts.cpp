@@ -166,15 +166,18 @@ void HostExperts::measure()
         cudaLaunchHostFunc(stream, noop, nullptr);
         cudaMemcpyAsync(device, m_out, std::size_t(m_hidden) * 4, cudaMemcpyHostToDevice, stream);
     };
-    double best = 0.0;
-    for (int round = 0; round < 5; ++round) {
-        const auto start = std::chrono::steady_clock::now();
-        roundTrip();
-        cudaStreamSynchronize(stream);
-        const double s = secondsSince(start);
-        best = round == 0 ? s : std::min(best, s);
-    }
-    m_streamRoundTripSeconds = m_roundTripSeconds = best;
+    auto fastest = [&](auto&& launch) { // of five rounds, each waited for
+        double best = 0.0;
+        for (int round = 0; round < 5; ++round) {
+            const auto start = std::chrono::steady_clock::now();
+            launch();
+            cudaStreamSynchronize(stream);
+            const double s = secondsSince(start);
+            best = round == 0 ? s : std::min(best, s);
+        }
+        return best;
+    };
+    m_streamRoundTripSeconds = fastest(roundTrip);
     // Decode steps replay graphs, where each layer's round trip is a host node that the rest of
     // the step waits on: timed as a chain of them in one graph, per round trip (the graph's
     // launch shared out), which is the figure the cost model takes.
@@ -185,18 +188,8 @@ void HostExperts::measure()
         for (int i = 0; i < kChain; ++i)
             roundTrip();
         if (cudaStreamEndCapture(stream, &graph) == cudaSuccess
-            && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess) {
-            double chain = 0.0;
-            for (int round = 0; round < 5; ++round) {
-                const auto start = std::chrono::steady_clock::now();
-                cudaGraphLaunch(exec, stream);
-                cudaStreamSynchronize(stream);
-                const double s = secondsSince(start);
-                chain = round == 0 ? s : std::min(chain, s);
-            }
-            m_graphRoundTripSeconds = chain / kChain;
-            m_roundTripSeconds = m_graphRoundTripSeconds;
-        }
+            && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess)
+            m_graphRoundTripSeconds = fastest([&] { cudaGraphLaunch(exec, stream); }) / kChain;
     }
     if (exec)
         cudaGraphExecDestroy(exec);

@@ -51,7 +51,10 @@ public:
     // round trip's fixed cost (copies there and back and the host function's start) inside a
     // graph, as decode steps run it (on a stream where a graph could not be made); both.
     double bytesPerSecond() const { return m_bytesPerSecond; }
-    double roundTripSeconds() const { return m_roundTripSeconds; }
+    double roundTripSeconds() const
+    {
+        return m_graphRoundTripSeconds > 0.0 ? m_graphRoundTripSeconds : m_streamRoundTripSeconds;
+    }
     double streamRoundTripSeconds() const { return m_streamRoundTripSeconds; }
     double graphRoundTripSeconds() const { return m_graphRoundTripSeconds; } // 0: not measured
 
@@ -81,7 +84,7 @@ private:
     float* m_out = nullptr;
     std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
-    double m_bytesPerSecond = 0.0, m_roundTripSeconds = 0.0;
+    double m_bytesPerSecond = 0.0;
     double m_streamRoundTripSeconds = 0.0, m_graphRoundTripSeconds = 0.0;
 };
 
