@@ -4,7 +4,7 @@
 # with "bench", measures clausewright-cli bench on one synthetic Qwen3.6-35B-A3B Q4_K_M file;
 # "peer" builds llama.cpp's CUDA backend from .device-carry/peer/*.tar.xz and measures it on
 # the same file in the same call. Results land in $OUT.
-#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [q8agree] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse] [offload] [offloadpeer]
+#   tests/gpu/run_on_device.sh [build|prebuilt] [test] [backendops] [geometry] [q8agree] [bench] [ab] [peer] [cpu] [bf16ref] [profile] [sanitize] [appbench] [abuse] [offload] [offloadpeer] [contention]
 # "prebuilt" takes the engine built on the developer's machine instead of building it here
 # (tests/gpu/pack_prebuilt.sh packs it into .device-carry/bin; the paths compiled into the
 # tests are the developer's, so /work/main points at this checkout when it is free).
@@ -51,6 +51,9 @@
 # at $OFFLOAD_SKEW_BUDGETS (default: the same budgets), and "offloadpeer" llama.cpp on that file
 # too, at the N that fit each budget. With "peer", the offload runs wait for
 # its build (~300 s), so a call with both needs OFFLOAD_PEER_N and few budgets to fit.
+# "contention" measures the GPU's reads of mapped host memory and the CPU's own reads, alone
+# and at once, at 1, 4, 8 and 15 CPU threads (whether the decode split can beat either side):
+# $OUT/contention.jsonl.
 # "profile" records one decode step (batch 1 and 32) under ncu, time and DRAM bytes summed
 # per kernel by tests/gpu/ncu_summary.py.
 set -o pipefail
@@ -138,7 +141,7 @@ if has build; then
   [[ -n "$OFFLOAD_SKEW" ]] && has offload && skew_synth
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
     gpu_model_golden_bf16 gpu_model_vs_cpu gpu_expert_offload gpu_moe gpu_ops gpu_quant gpu_backend_ops \
-    geometry_check >>"$L/build.log" 2>&1
+    geometry_check gpu_host_contention_bench >>"$L/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
   grep -E "error|FAILED" "$L/build.log" | head -20
 fi
@@ -316,6 +319,12 @@ for l in sys.stdin:
     j = json.loads(l); print(j["gpu_memory_gib"], "GiB, skewed: -ncmoe", j["n_cpu_moe"], "pp" if j["n_prompt"] else "tg", round(j["avg_ts"], 1), "tok/s")'
     done
   fi
+fi
+if has contention; then # alone on the host: the model file's writing would share its memory bandwidth
+  [[ -n "$synth_pid" ]] && wait $synth_pid
+  timeout 120 $BUILD/tests/gpu/moe/gpu_host_contention_bench 4 1 4 8 15 >"$OUT/contention.jsonl" \
+    2>"$L/contention.err"
+  echo "contention bench exit $?"; cat "$OUT/contention.jsonl"; tail -3 "$L/contention.err"
 fi
 if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=value), twice each
   [[ -n "$synth_pid" ]] && wait $synth_pid
