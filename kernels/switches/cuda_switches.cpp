@@ -64,6 +64,11 @@ const CudaSwitch kSwitches[] = {
         "model's per-layer choice, untimed; unset: the cost model chooses per layer and step, "
         "and each decode batch size's first steps time its host views against none, keeping "
         "the faster (`engine/backend/cuda/decode_view_trial.h`)" },
+    { "CW_CUDA_HANDOFF", Values::Choice, "poll|node",
+        "how a decode step's layer reaches the CPU that computes its host experts: `poll` "
+        "(default) a kernel writes the rows to mapped memory for a CPU thread that polls it, "
+        "and a kernel waits for its answer; `node` copies and a graph host node, through the "
+        "driver (`engine/backend/cuda/host_experts.h`)" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",
         "`1`: f32 prefill attention under the bf16 and tf32 precisions" },
     { "CW_CUDA_ARCHITECTURES", Values::Any, "90, 80;86;89;90 ...",

@@ -12,7 +12,7 @@
 # native): bench --device cpu against llama-bench at all cores and half of them, on the same file
 # (needs "build" or "prebuilt" for the command-line tool).
 # "ab" runs the batch-1 decode benchmark under each setting of $AB (e.g. AB="CW_CUDA_INTMV=warp
-# CW_CUDA_INTMV=staged"), twice each, for A/B figures from one call; $AB_ARGS replaces the
+# CW_CUDA_INTMV=staged"; A=1,B=2 sets both for one setting, here and in $OFFLOAD_MODES), twice each, for A/B figures from one call; $AB_ARGS replaces the
 # benchmark's arguments (e.g. "--prompt-tokens 8192 --gen-tokens 2 --batch 1" for prefill).
 # "backendops" runs the whole backend-ops table (tests/gpu/backend_ops: every CUDA entry point
 # against the CPU op, --full --perf) and writes it to $OUT/backend_ops.txt.
@@ -264,6 +264,7 @@ for l in sys.stdin:
   # Decode with each way of reaching the host experts forced, at the first budget: what the
   # cost model chose between (bench's JSON names the switch).
   for RUN_ENV in ${OFFLOAD_MODES:-CW_CUDA_EXPERTS=inplace CW_CUDA_EXPERTS=host}; do
+    RUN_ENV=${RUN_ENV//,/ } # A=1,B=2: both set for one run
     offload_run ${budgets%% *} --prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2
   done
   RUN_ENV=
@@ -330,7 +331,7 @@ if has ab; then # batch-1 decode under each setting of AB (space-separated VAR=v
   [[ -n "$synth_pid" ]] && wait $synth_pid
   for setting in ${AB:-CW_CUDA_INTMV=warp}; do
     for run in 1 2; do
-      env "$setting" timeout 60 $B bench --model $M --device cuda:0 \
+      env ${setting//,/ } timeout 60 $B bench --model $M --device cuda:0 \
         ${AB_ARGS:---prompt-tokens 512 --gen-tokens 64 --batch 1 --repeat 2} 2>>"$L/ab.err" \
         | tail -1 | sed "s/^/$setting /" | tee -a "$OUT/ab.jsonl"
     done

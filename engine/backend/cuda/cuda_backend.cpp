@@ -833,6 +833,8 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
             host = false;
         }
         m_stepHostView = host;
+        if (host)
+            m_expertCache->wakeHostExperts();
     }
     m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
     ++m_timers.steps;

@@ -89,6 +89,13 @@ public:
     cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, cudaStream_t stream);
     const float* hostSums() const { return m_hostSums; }
+    // Before a decode step with host views: the CPU's polling thread is spinning when the
+    // step's first layer reaches it (HostExperts::wake).
+    void wakeHostExperts()
+    {
+        if (m_hostExperts)
+            m_hostExperts->wake();
+    }
 
     // Staging, in stream order: begin() before the step's first layer; stage() makes `stream`
     // wait for the layer's copy (issuing it if the previous layer did not prefetch it);

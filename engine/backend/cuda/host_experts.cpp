@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <new>
+#include <type_traits>
 
 namespace cw::engine {
 
@@ -33,27 +36,109 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
     h->m_hidden = hp.hiddenSize;
     h->m_integerProducts = integerProducts;
     h->m_pool = std::make_unique<kernels::ThreadPool>(threads);
+    const char* handoff = std::getenv("CW_CUDA_HANDOFF"); // checked: kernels/switches
+    h->m_handoff = handoff && std::strcmp(handoff, "node") == 0 ? Handoff::HostNode : Handoff::Poll;
     const std::size_t rowFloats = std::size_t(rowCapacity) * std::size_t(h->m_hidden);
     const std::size_t pairs = std::size_t(rowCapacity) * std::size_t(expertsPerToken);
     for (auto [p, bytes] :
         { std::pair<void**, std::size_t> { reinterpret_cast<void**>(&h->m_x), rowFloats * 4 },
             { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
             { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
-            { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 } })
-        if (cudaHostAlloc(p, bytes, cudaHostAllocDefault) != cudaSuccess) {
+            { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 },
+            { reinterpret_cast<void**>(&h->m_control), sizeof(kernels::cuda::HostHandoffControl) } })
+        if (cudaHostAlloc(p, bytes, cudaHostAllocMapped) != cudaSuccess) {
             cudaGetLastError();
             return makeError("could not pin host memory for the host experts' rows");
         }
+    new (h->m_control) kernels::cuda::HostHandoffControl {};
+    auto mapped = [](void* host, auto** device) {
+        void* d = nullptr;
+        const bool ok = cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess;
+        *device = static_cast<std::remove_pointer_t<std::remove_reference_t<decltype(device)>>>(d);
+        return ok;
+    };
+    float* sums = nullptr;
+    if (!mapped(h->m_x, &h->m_device.x) || !mapped(h->m_ids, &h->m_device.ids)
+        || !mapped(h->m_weightsIn, &h->m_device.weights) || !mapped(h->m_out, &sums)
+        || !mapped(h->m_control, &h->m_device.control)
+        || cudaMalloc(&h->m_requestCounter, sizeof(std::uint32_t)) != cudaSuccess
+        || cudaMemset(h->m_requestCounter, 0, sizeof(std::uint32_t)) != cudaSuccess) {
+        cudaGetLastError();
+        return makeError("could not map the host experts' rows into the GPU's address space");
+    }
+    h->m_device.sums = sums;
+    if (h->m_handoff == Handoff::Poll)
+        h->m_poller = std::thread([p = h.get()] { p->pollLoop(); });
     h->measure();
     return h;
 }
 
 HostExperts::~HostExperts()
 {
+    if (m_poller.joinable()) {
+        {
+            std::lock_guard lock(m_wakeMutex);
+            m_stop = true;
+        }
+        m_wakeCv.notify_one();
+        m_poller.join();
+    }
+    if (m_requestCounter)
+        cudaFree(m_requestCounter);
     for (void* p : { static_cast<void*>(m_x), static_cast<void*>(m_ids),
-             static_cast<void*>(m_weightsIn), static_cast<void*>(m_out) })
+             static_cast<void*>(m_weightsIn), static_cast<void*>(m_out),
+             static_cast<void*>(m_control) })
         if (p)
             cudaFreeHost(p);
+}
+
+void HostExperts::wake()
+{
+    if (!m_poller.joinable())
+        return;
+    {
+        std::lock_guard lock(m_wakeMutex);
+        ++m_wakes;
+    }
+    m_wakeCv.notify_one();
+}
+
+// The polling thread: answers each request the GPU publishes (host_handoff.h). It spins while
+// steps come (a decode step hands over a layer every few hundred microseconds), sleeps after
+// an idle spell, and wakes for a step (wake()) or, unwoken, within a millisecond.
+void HostExperts::pollLoop()
+{
+    using Clock = std::chrono::steady_clock;
+    constexpr auto kSpin = std::chrono::milliseconds(2);
+    std::atomic_ref<std::uint32_t> request(m_control->request), done(m_control->done);
+    std::uint32_t answered = request.load(std::memory_order_acquire);
+    std::uint64_t wakesSeen = 0;
+    auto lastWork = Clock::now();
+    for (unsigned spin = 1; !m_stop.load(std::memory_order_relaxed); ++spin) {
+        const std::uint32_t r = request.load(std::memory_order_acquire);
+        if (r != answered) {
+            answered = r;
+            const int layer = m_control->layer, rows = m_control->rows;
+            if (layer >= 0 && rows > 0 && rows <= m_rowCapacity)
+                compute(layer, rows);
+            done.store(r, std::memory_order_release);
+            lastWork = Clock::now();
+            continue;
+        }
+        if (spin % 1024 != 0 || Clock::now() - lastWork < kSpin) {
+            __builtin_ia32_pause();
+            continue;
+        }
+        std::unique_lock lock(m_wakeMutex);
+        const auto nap = Clock::now() - lastWork < std::chrono::seconds(1)
+            ? std::chrono::milliseconds(1)
+            : std::chrono::milliseconds(100);
+        m_wakeCv.wait_for(lock, nap, [&] { return m_stop.load() || m_wakes != wakesSeen; });
+        if (m_wakes != wakesSeen) {
+            wakesSeen = m_wakes;
+            lastWork = Clock::now();
+        }
+    }
 }
 
 cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
@@ -61,6 +146,8 @@ cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std:
 {
     if (rows <= 0 || rows > m_rowCapacity)
         return cudaErrorInvalidValue;
+    if (m_handoff == Handoff::Poll)
+        return handOver(layer, rows, x, ids, weights, out, stream);
     auto& job = m_jobs[{ layer, rows }];
     if (!job)
         job = std::make_unique<Job>(Job { this, layer, rows });
@@ -78,13 +165,27 @@ cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std:
     return err;
 }
 
+// A CPU that has not answered in this long is not coming back (a layer takes microseconds).
+constexpr double kHandoffTimeoutSeconds = 10.0;
+
+cudaError_t HostExperts::handOver(int layer, int rows, const float* x, const std::int32_t* ids,
+    const float* weights, float* out, cudaStream_t stream)
+{
+    const cudaError_t err = kernels::cuda::handoffToHost(
+        m_device, m_requestCounter, layer, rows, x, ids, weights, m_hidden, m_k, stream);
+    if (err != cudaSuccess)
+        return err;
+    return kernels::cuda::handoffFromHost(
+        m_device, m_requestCounter, rows, m_hidden, out, kHandoffTimeoutSeconds, stream);
+}
+
 void CUDART_CB HostExperts::run(void* job)
 {
     const auto* j = static_cast<const Job*>(job);
     j->owner->compute(j->layer, j->rows);
 }
 
-// On the CUDA runtime's callback thread: no CUDA calls here.
+// On the polling thread or the CUDA runtime's callback thread: no CUDA calls here.
 void HostExperts::compute(int layer, int rows)
 {
     StepContext ctx;
@@ -160,7 +261,13 @@ void HostExperts::measure()
             cudaStreamDestroy(stream);
         return;
     }
-    auto roundTrip = [&] {
+    auto roundTrip = [&] { // one row there and back, nothing computed (layer -1)
+        if (m_handoff == Handoff::Poll) {
+            const auto* d = static_cast<const float*>(device);
+            handOver(-1, 1, d, reinterpret_cast<const std::int32_t*>(d), d,
+                static_cast<float*>(device), stream);
+            return;
+        }
         auto noop = [](void*) {};
         cudaMemcpyAsync(m_x, device, std::size_t(m_hidden) * 4, cudaMemcpyDeviceToHost, stream);
         cudaLaunchHostFunc(stream, noop, nullptr);

@@ -6,18 +6,26 @@
 // memory, a host function runs the CPU backend's kernels on the host experts those rows chose
 // (routedExpertsOneToken), and the weighted sum crosses back for the GPU to add. The GPU's own
 // products read a zero expert in place of each host one, so each expert counts exactly once.
-// A host function is a graph node like a kernel, so decode steps keep their CUDA graphs.
+// Two ways across, both graph nodes, so decode steps keep their CUDA graphs: by default a
+// kernel hands the rows to a CPU thread that polls mapped memory and a kernel waits for its
+// answer (kernels/cuda/moe/host_handoff.h); CW_CUDA_HANDOFF=node has copies and a host function
+// instead, which the driver runs and reports back (tens of microseconds a layer more).
 
 #include "engine/backend/cpu/cpu_layers.h"
 #include "engine/common/result.h"
 #include "engine/model/model_description.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cpu/thread_pool.h"
+#include "kernels/cuda/moe/host_handoff.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -41,6 +49,10 @@ public:
 
     int rowCapacity() const { return m_rowCapacity; }
 
+    // Before a step that hands layers over: the polling thread, asleep after an idle spell,
+    // spins again (a step it was not woken for still gets its answers, a millisecond late).
+    void wake();
+
     // On `stream`, after what is already queued there: rows x [rows][hidden], ids and weights
     // [rows][k] of `layer` to the host, the weighted sum of the experts the CPU computes into
     // out [rows][hidden] (device). Rows that chose none of them get zeros.
@@ -48,8 +60,9 @@ public:
         const float* weights, float* out, cudaStream_t stream);
 
     // Measured at create: the CPU's rate over expert bytes for one token's host experts, and a
-    // round trip's fixed cost (copies there and back and the host function's start) inside a
-    // graph, as decode steps run it (on a stream where a graph could not be made); both.
+    // round trip's fixed cost (a row there and back through the hand-off, nothing computed)
+    // inside a graph, as decode steps run it (on a stream where a graph could not be made);
+    // both.
     double bytesPerSecond() const { return m_bytesPerSecond; }
     double roundTripSeconds() const
     {
@@ -63,10 +76,14 @@ private:
         HostExperts* owner;
         int layer, rows;
     };
+    enum class Handoff { Poll, HostNode };
     HostExperts() = default;
     static void CUDART_CB run(void* job);
     void compute(int layer, int rows);
     void measure();
+    void pollLoop();
+    cudaError_t handOver(int layer, int rows, const float* x, const std::int32_t* ids,
+        const float* weights, float* out, cudaStream_t stream);
 
     const HyperParameters* m_hp = nullptr;
     const ModelWeights* m_weights = nullptr;
@@ -77,11 +94,20 @@ private:
     std::int64_t m_hidden = 0;
     bool m_integerProducts = true;
     std::unique_ptr<kernels::ThreadPool> m_pool;
-    // Pinned: one step's layer at a time (the layers of a step run in order).
+    Handoff m_handoff = Handoff::Poll;
+    // Pinned and mapped: one step's layer at a time (the layers of a step run in order).
     float* m_x = nullptr;
     std::int32_t* m_ids = nullptr;
     float* m_weightsIn = nullptr;
     float* m_out = nullptr;
+    kernels::cuda::HostHandoffControl* m_control = nullptr; // mapped
+    kernels::cuda::HostHandoffBuffers m_device; // the same buffers as the GPU addresses them
+    std::uint32_t* m_requestCounter = nullptr; // device
+    std::thread m_poller;
+    std::atomic<bool> m_stop { false };
+    std::mutex m_wakeMutex;
+    std::condition_variable m_wakeCv;
+    std::uint64_t m_wakes = 0; // under m_wakeMutex
     std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
     double m_bytesPerSecond = 0.0;

@@ -1,0 +1,48 @@
+#pragma once
+
+// A decode layer's hand-off of rows to a CPU worker and back, without the driver in between
+// (issue 33's offloaded decode): a kernel writes the layer's rows, routing choices and weights
+// into mapped host memory and then a request number; a CPU thread polling that number computes
+// the host experts and writes their sums and the same number back; a second kernel waits for
+// it and copies the sums to the device. A graph's host node does the same through the driver,
+// whose round trip is tens of microseconds per layer on a virtual machine's host; here it is
+// the PCIe writes' latency. The kernels run on a stream of their own beside the GPU's products
+// and hold one block each while they wait.
+
+#include <cstdint>
+#include <cuda_runtime.h>
+
+namespace cw::kernels::cuda {
+
+// In mapped, page-locked host memory: each side writes its own cache line.
+struct alignas(128) HostHandoffControl {
+    std::uint32_t request = 0; // written by the GPU: the request's number (0: none yet)
+    std::int32_t layer = 0, rows = 0;
+    std::uint32_t fromGpuPadding[29] = {};
+    std::uint32_t done = 0; // written by the CPU: the number of the request it answered
+    std::uint32_t fromCpuPadding[31] = {};
+};
+
+// The host buffers as the GPU addresses them (cudaHostGetDevicePointer of mapped memory).
+struct HostHandoffBuffers {
+    HostHandoffControl* control = nullptr;
+    float* x = nullptr; // [rows][hidden]
+    std::int32_t* ids = nullptr; // [rows][k]
+    float* weights = nullptr; // [rows][k]
+    const float* sums = nullptr; // [rows][hidden], written by the CPU
+};
+
+// Copies x, ids and weights of `rows` rows to the host buffers, then numbers the request from
+// *counter (device memory, one per hand-off channel: graphs replay the same kernels, so the
+// numbers come from the device) and publishes it with `layer` and `rows`.
+cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter, int layer,
+    int rows, const float* x, const std::int32_t* ids, const float* weights, std::int64_t hidden,
+    int k, cudaStream_t stream);
+
+// Waits until the CPU has answered the request *counter names, then copies its sums
+// ([rows][hidden]) into out (device). A CPU that does not answer within `timeoutSeconds` traps
+// the kernel: the step fails with a launch error instead of hanging.
+cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter,
+    int rows, std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream);
+
+} // namespace cw::kernels::cuda
