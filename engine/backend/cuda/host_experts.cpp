@@ -105,7 +105,8 @@ void HostExperts::wake()
 
 // The polling thread: answers each request the GPU publishes (host_handoff.h). It spins while
 // steps come (a decode step hands over a layer every few hundred microseconds), sleeps after
-// an idle spell, and wakes for a step (wake()) or, unwoken, within a millisecond.
+// an idle spell, and wakes for a step (wake()) or, unwoken, within 1 ms (0.1 s once idle for
+// a second).
 void HostExperts::pollLoop()
 {
     using Clock = std::chrono::steady_clock;

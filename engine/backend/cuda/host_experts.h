@@ -50,7 +50,7 @@ public:
     int rowCapacity() const { return m_rowCapacity; }
 
     // Before a step that hands layers over: the polling thread, asleep after an idle spell,
-    // spins again (a step it was not woken for still gets its answers, a millisecond late).
+    // spins again (a step it was not woken for still gets its answers, up to 0.1 s late).
     void wake();
 
     // On `stream`, after what is already queued there: rows x [rows][hidden], ids and weights
