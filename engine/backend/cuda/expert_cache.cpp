@@ -507,8 +507,9 @@ void ExpertCache::splitHostExperts(int layer)
         share = 1.0;
     else if (cpu > 0.0 && pcie > 0.0 && total > 0.0) {
         const double bytes = total * double(m_layers[std::size_t(layer)].pairBytes);
-        const double rt = m_hostExperts->roundTripSeconds();
-        share = std::clamp((bytes / pcie - rt) / (bytes / cpu + bytes / pcie), 0.0, 1.0);
+        const double fixed
+            = m_hostExperts->roundTripSeconds() + m_hostExperts->computeFixedSeconds();
+        share = std::clamp((bytes / pcie - fixed) / (bytes / cpu + bytes / pcie), 0.0, 1.0);
     }
     std::sort(host.begin(), host.end(),
         [&](int a, int b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
@@ -561,8 +562,10 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
     // Both read each chosen host expert's rows once per token that chose it; the two sides of
     // the host view run at once (the GPU's cached experts beside them are not counted).
     const double perPair = double(tokens) * double(L.pairBytes);
-    const double hostView = std::max(
-        m_hostExperts->roundTripSeconds() + cpuPairs * perPair / cpu, pciePairs * perPair / pcie);
+    const double cpuFixed = m_hostExperts->roundTripSeconds()
+        + double(tokens) * m_hostExperts->computeFixedSeconds(); // per row: compute()
+    const double hostView
+        = std::max(cpuFixed + cpuPairs * perPair / cpu, pciePairs * perPair / pcie);
     return hostView < (cpuPairs + pciePairs) * perPair / pcie;
 }
 
@@ -832,8 +835,10 @@ std::string ExpertCache::describe() const
     }
     if (m_hostExperts) {
         std::snprintf(rates, sizeof rates,
-            "; the CPU computes host experts at %.1f GB/s (round trip %.0f us",
-            m_hostExperts->bytesPerSecond() / 1e9, m_hostExperts->streamRoundTripSeconds() * 1e6);
+            "; the CPU computes host experts at %.1f GB/s after %.0f us a token and layer "
+            "(round trip %.0f us",
+            m_hostExperts->bytesPerSecond() / 1e9, m_hostExperts->computeFixedSeconds() * 1e6,
+            m_hostExperts->streamRoundTripSeconds() * 1e6);
         text += rates;
         if (m_hostExperts->graphRoundTripSeconds() > 0.0) {
             std::snprintf(rates, sizeof rates, ", %.0f us in a graph",

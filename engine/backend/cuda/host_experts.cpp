@@ -112,7 +112,9 @@ void HostExperts::pollLoop()
     using Clock = std::chrono::steady_clock;
     constexpr auto kSpin = std::chrono::milliseconds(2);
     std::atomic_ref<std::uint32_t> request(m_control->request), done(m_control->done);
-    std::uint32_t answered = request.load(std::memory_order_acquire);
+    // Requests are numbered from 1: a first one published before this thread ran is answered
+    // too (reading the word here instead lost it, and the GPU waited out its timeout).
+    std::uint32_t answered = 0;
     std::uint64_t wakesSeen = 0;
     auto lastWork = Clock::now();
     for (unsigned spin = 1; !m_stop.load(std::memory_order_relaxed); ++spin) {
@@ -216,9 +218,10 @@ void HostExperts::compute(int layer, int rows)
     }
 }
 
-// The CPU's rate on one token's k host experts, each round on other experts than the last (a
-// round on the same ones would read them from the CPU's caches), and the fixed cost of a round
-// trip through a stream (two small copies and an empty host function).
+// The CPU's time for one token's host experts as a fixed cost plus bytes over a rate, from
+// rounds of one expert and of k (each round on other experts than the last: a round on the
+// same ones would read them from the CPU's caches), and the fixed cost of a round trip through
+// the hand-off.
 void HostExperts::measure()
 {
     constexpr int kRounds = 4; // the first warms the threads and code up, the best of the rest
@@ -231,27 +234,41 @@ void HostExperts::measure()
         if (int(host.size()) < m_k)
             continue;
         const auto& moe = m_weights->layers[l].moe;
-        double best = 0.0;
-        for (int round = 0; round < kRounds; ++round) {
+        std::size_t next = 0; // the next host expert a round takes
+        auto fastest = [&](int experts) { // {bytes, seconds} of the best round
             std::uint64_t bytes = 0;
-            for (int j = 0; j < m_k; ++j) {
-                const int e
-                    = host[(std::size_t(round) * std::size_t(m_k) + std::size_t(j)) % host.size()];
-                m_ids[j] = e;
-                m_weightsIn[j] = 1.0f / float(m_k);
-                for (const ExpertStack* s : { &moe.gate, &moe.up, &moe.down }) {
-                    const WeightMatrix w = s->expert(e);
-                    bytes += std::uint64_t(w.rowStride) * std::uint64_t(w.rows);
+            double best = 0.0;
+            for (int round = 0; round < kRounds; ++round) {
+                bytes = 0;
+                for (int j = 0; j < m_k; ++j) {
+                    const int e = j < experts ? host[next++ % host.size()] : -1; // -1: none
+                    m_ids[j] = e;
+                    m_weightsIn[j] = 1.0f / float(experts);
+                    if (e < 0)
+                        continue;
+                    for (const ExpertStack* s : { &moe.gate, &moe.up, &moe.down }) {
+                        const WeightMatrix w = s->expert(e);
+                        bytes += std::uint64_t(w.rowStride) * std::uint64_t(w.rows);
+                    }
                 }
+                std::fill(m_x, m_x + m_hidden, 0.01f);
+                const auto start = std::chrono::steady_clock::now();
+                compute(int(l), 1);
+                const double s = secondsSince(start);
+                if (round == 1 || (round > 1 && s < best))
+                    best = s;
             }
-            std::fill(m_x, m_x + m_hidden, 0.01f);
-            const auto start = std::chrono::steady_clock::now();
-            compute(int(l), 1);
-            const double s = secondsSince(start);
-            if (round > 0 && s > 0.0)
-                best = std::max(best, double(bytes) / s);
+            return std::pair { bytes, best };
+        };
+        const auto [oneBytes, oneSeconds] = fastest(1);
+        const auto [allBytes, allSeconds] = fastest(m_k);
+        if (allBytes > oneBytes && allSeconds > oneSeconds) {
+            const double perByte = (allSeconds - oneSeconds) / double(allBytes - oneBytes);
+            m_bytesPerSecond = 1.0 / perByte;
+            m_fixedSeconds = std::max(0.0, oneSeconds - perByte * double(oneBytes));
+        } else if (allSeconds > 0.0) { // too quick to tell apart: the k experts' rate alone
+            m_bytesPerSecond = double(allBytes) / allSeconds;
         }
-        m_bytesPerSecond = best;
     }
     cudaStream_t stream = nullptr;
     void* device = nullptr;

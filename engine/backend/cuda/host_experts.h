@@ -59,11 +59,13 @@ public:
     cudaError_t enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, float* out, cudaStream_t stream);
 
-    // Measured at create: the CPU's rate over expert bytes for one token's host experts, and a
-    // round trip's fixed cost (a row there and back through the hand-off, nothing computed)
-    // inside a graph, as decode steps run it (on a stream where a graph could not be made);
-    // both.
+    // Measured at create: the CPU's time for a layer's host experts of one token as a fixed
+    // cost (computeFixedSeconds: the regions' start, x's quantization) plus the experts' bytes
+    // at bytesPerSecond, and a round trip's fixed cost (a row there and back through the
+    // hand-off, nothing computed) inside a graph, as decode steps run it (on a stream where a
+    // graph could not be made); both.
     double bytesPerSecond() const { return m_bytesPerSecond; }
+    double computeFixedSeconds() const { return m_fixedSeconds; }
     double roundTripSeconds() const
     {
         return m_graphRoundTripSeconds > 0.0 ? m_graphRoundTripSeconds : m_streamRoundTripSeconds;
@@ -110,7 +112,7 @@ private:
     std::uint64_t m_wakes = 0; // under m_wakeMutex
     std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
-    double m_bytesPerSecond = 0.0;
+    double m_bytesPerSecond = 0.0, m_fixedSeconds = 0.0;
     double m_streamRoundTripSeconds = 0.0, m_graphRoundTripSeconds = 0.0;
 };
 
