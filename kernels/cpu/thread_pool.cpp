@@ -29,18 +29,6 @@ std::chrono::microseconds spinTimeFor(int threads)
     return std::chrono::microseconds(threads >= 8 ? 1000 : 20);
 }
 
-// A region's chunks per thread: a few balance the load when a thread starts late, but each is
-// claimed with a compare-and-swap on one shared word, and on a virtual machine's 16 cores a
-// contended one costs a few hundred nanoseconds: the offloaded decode's small regions (a layer's
-// host experts, tens of microseconds) measured a fixed cost of 22-38 us per layer (issue 33).
-// CW_THREAD_CHUNKS (1-64) sets it for an A/B run.
-int chunksPerThread()
-{
-    const char* v = std::getenv("CW_THREAD_CHUNKS");
-    const long n = v ? std::strtol(v, nullptr, 10) : 0;
-    return n >= 1 && n <= 64 ? int(n) : 4;
-}
-
 std::uint64_t regionWord(std::uint32_t generation, std::int64_t chunks, std::int64_t next)
 {
     return (std::uint64_t(generation) << (64 - kGenerationBits))
@@ -63,7 +51,6 @@ ThreadPool::ThreadPool(int threads)
     if (threads <= 0)
         threads = int(std::max(1u, std::thread::hardware_concurrency()));
     m_spinTime = spinTimeFor(threads);
-    m_chunksPerThread = chunksPerThread();
     for (int i = 1; i < threads; ++i)
         m_workers.emplace_back([this] { workerLoop(); });
 }
@@ -82,9 +69,9 @@ void ThreadPool::parallelFor(std::int64_t n,
 {
     if (n <= 0)
         return;
-    const std::int64_t most = std::int64_t(m_chunksPerThread) * size();
-    std::int64_t chunk
-        = std::max<std::int64_t>(std::max<std::int64_t>(1, minChunk), (n + most - 1) / most);
+    // A few chunks per thread balance the load when a thread starts late.
+    std::int64_t chunk = std::max<std::int64_t>(
+        std::max<std::int64_t>(1, minChunk), (n + 4 * size() - 1) / (4 * size()));
     chunk = std::max(chunk, (n + kMaxChunks - 1) / kMaxChunks);
     const std::int64_t chunks = (n + chunk - 1) / chunk;
     if (chunks <= 1 || m_workers.empty()) {

@@ -36,7 +36,6 @@ private:
 
     std::vector<std::thread> m_workers;
     std::chrono::microseconds m_spinTime { 20 }; // idle spin before sleeping (thread_pool.cpp)
-    int m_chunksPerThread = 4; // a region's chunks per thread at most (thread_pool.cpp)
     // Region word: generation (high 24 bits), chunk count (middle 20), next chunk (low 20).
     alignas(64) std::atomic<std::uint64_t> m_claim { 0 };
     alignas(64) std::atomic<std::int64_t> m_finished { 0 };
