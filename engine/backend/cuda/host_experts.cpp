@@ -129,7 +129,11 @@ void HostExperts::pollLoop()
             continue;
         }
         if (spin % 1024 != 0 || Clock::now() - lastWork < kSpin) {
+#if defined(__x86_64__) || defined(__i386__)
             __builtin_ia32_pause();
+#else
+            std::this_thread::yield();
+#endif
             continue;
         }
         std::unique_lock lock(m_wakeMutex);
