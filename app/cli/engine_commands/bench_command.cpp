@@ -261,6 +261,8 @@ int runBench(std::span<char*> args)
         std::printf("%s\n", out.dump().c_str());
         std::fflush(stdout);
     }
+    // What the runs made of the plan (with experts in host memory: the CPU's share of them).
+    std::fprintf(stderr, "bench: after the runs: %s\n", model.memoryPlan().c_str());
     return 0;
 }
 

@@ -165,7 +165,11 @@ public:
         return std::string(m_prop.name) + " (cuda:" + std::to_string(m_options.device) + ")";
     }
     bool isGpu() const override { return true; }
-    std::string memoryPlan() const override { return m_plan; }
+    std::string memoryPlan() const override
+    {
+        const std::string done = m_expertCache ? m_expertCache->activity() : "";
+        return done.empty() ? m_plan : m_plan + "; " + done;
+    }
     std::uint64_t peakMemoryBytes() const override { return m_arena.bytes() + m_contextBytes; }
     KvBlockStore& kvStore() override { return *m_kv; }
 

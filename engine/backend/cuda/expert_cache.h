@@ -116,6 +116,8 @@ public:
     const ExpertPlacement& placement() const { return m_placement; }
     // Where the experts are, and the host-read bandwidths measured.
     std::string describe() const;
+    // What the CPU has done with the host experts since load ("" when nothing).
+    std::string activity() const { return m_hostExperts ? m_hostExperts->activity() : ""; }
 
 private:
     enum class Forced { None, InPlace, Staged, Host, Split };

@@ -70,6 +70,7 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
     if (h->m_handoff == Handoff::Poll)
         h->m_poller = std::thread([p = h.get()] { p->pollLoop(); });
     h->measure();
+    h->m_recording = true;
     return h;
 }
 
@@ -194,6 +195,54 @@ void CUDART_CB HostExperts::run(void* job)
 
 // On the polling thread or the CUDA runtime's callback thread: no CUDA calls here.
 void HostExperts::compute(int layer, int rows)
+{
+    const auto start = std::chrono::steady_clock::now();
+    computeRows(layer, rows);
+    if (!m_recording)
+        return;
+    const float us = float(secondsSince(start) * 1e6);
+    std::lock_guard lock(m_activityMutex);
+    auto keep = [](std::vector<float>& ring, std::uint64_t& count, float value) {
+        if (ring.size() < kActivityKept)
+            ring.push_back(value);
+        else
+            ring[std::size_t(count % kActivityKept)] = value;
+        ++count;
+    };
+    keep(m_computeUs, m_computed, us);
+    // Layers of one step follow each other within a few milliseconds; a longer gap is between
+    // steps or requests, not a layer's cycle.
+    const double sinceLast = std::chrono::duration<double>(start - m_lastStart).count();
+    if (m_lastStart.time_since_epoch().count() != 0 && sinceLast < 2e-3)
+        keep(m_cycleUs, m_cycles, float(sinceLast * 1e6));
+    m_lastStart = start;
+}
+
+std::string HostExperts::activity() const
+{
+    std::lock_guard lock(m_activityMutex);
+    if (m_computeUs.empty())
+        return "";
+    auto quantile = [](std::vector<float> v, double q) {
+        const auto at = v.begin() + std::ptrdiff_t(q * double(v.size() - 1));
+        std::nth_element(v.begin(), at, v.end());
+        return *at;
+    };
+    char text[200];
+    std::snprintf(text, sizeof text,
+        "the CPU computed %llu layers' host experts, %.0f us each (median; 90th percentile %.0f)",
+        static_cast<unsigned long long>(m_computed), quantile(m_computeUs, 0.5),
+        quantile(m_computeUs, 0.9));
+    std::string out = text;
+    if (!m_cycleUs.empty()) {
+        std::snprintf(text, sizeof text, ", a layer reaching it every %.0f us within a step",
+            quantile(m_cycleUs, 0.5));
+        out += text;
+    }
+    return out;
+}
+
+void HostExperts::computeRows(int layer, int rows)
 {
     StepContext ctx;
     ctx.hp = m_hp;

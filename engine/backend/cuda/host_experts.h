@@ -19,12 +19,14 @@
 #include "kernels/cuda/moe/host_handoff.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cuda_runtime.h>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -73,6 +75,11 @@ public:
     double streamRoundTripSeconds() const { return m_streamRoundTripSeconds; }
     double graphRoundTripSeconds() const { return m_graphRoundTripSeconds; } // 0: not measured
 
+    // What the CPU has done since load, for a benchmark to tell which side of a split runs
+    // long: how many layers it computed, the median and 90th percentile of its time on one, and
+    // the median time from one layer's start to the next within a step; "" before any.
+    std::string activity() const;
+
 private:
     struct Job {
         HostExperts* owner;
@@ -81,7 +88,8 @@ private:
     enum class Handoff { Poll, HostNode };
     HostExperts() = default;
     static void CUDART_CB run(void* job);
-    void compute(int layer, int rows);
+    void compute(int layer, int rows); // computeRows, timed once measure() is done
+    void computeRows(int layer, int rows);
     void measure();
     void pollLoop();
     cudaError_t handOver(int layer, int rows, const float* x, const std::int32_t* ids,
@@ -113,6 +121,15 @@ private:
     std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
     double m_bytesPerSecond = 0.0, m_fixedSeconds = 0.0;
+    // The latest layers' compute and start-to-start times, in microseconds (a ring of
+    // kActivityKept each; written by the thread that computes, read by activity()).
+    static constexpr std::size_t kActivityKept = std::size_t(1) << 16;
+    mutable std::mutex m_activityMutex;
+    std::vector<float> m_computeUs, m_cycleUs;
+    std::uint64_t m_computed = 0, m_cycles = 0;
+    std::chrono::steady_clock::time_point m_lastStart {};
+    std::atomic<bool> m_recording { false }; // off while measure() runs
+
     double m_streamRoundTripSeconds = 0.0, m_graphRoundTripSeconds = 0.0;
 };
 
