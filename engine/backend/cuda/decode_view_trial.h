@@ -2,10 +2,11 @@
 
 // Decode steps of a model whose routed experts spill to host memory may take the host view
 // (the CPU computes part of each layer's host experts beside the GPU, expert_cache.h) where the
-// cost model expects it to finish first. The cost model's rates are each measured alone; run
-// together, the CPU's products and the GPU's reads of host memory share the host's memory and
-// cores, which it cannot see (on the H100 host, 2026-12-07, the split it chose decoded at 84
-// tokens/s where every host expert read in place gave 111). So each decode batch size's first
+// cost model expects it to finish first. The cost model's rates are each measured alone, and
+// run together the two sides do not reach them (on the H100 host, 2026-12-07, the split it
+// chose decoded at 84 tokens/s where every host expert read in place gave 111; through the
+// polled hand-off 115-118 against 111, and which wins differs from machine to machine:
+// kernels/cuda/PERFORMANCE.md, "Routed experts in host memory"). So each decode batch size's first
 // graphed steps alternate between the cost model's views and every host expert read in place,
 // timed on the card, and the faster is kept until the cache's experts move.
 
