@@ -35,15 +35,6 @@ std::uint64_t regionWord(std::uint32_t generation, std::int64_t chunks, std::int
         | (std::uint64_t(chunks) << kCountBits) | std::uint64_t(next);
 }
 
-inline void cpuRelax()
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#else
-    std::this_thread::yield();
-#endif
-}
-
 } // namespace
 
 ThreadPool::ThreadPool(int threads)

@@ -9,6 +9,17 @@
 
 namespace cw::kernels {
 
+// One iteration of a spin-wait: the CPU's pause hint where it has one (a spinning core then
+// yields its pipeline to its sibling), else a yield.
+inline void cpuRelax()
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+}
+
 // A fixed set of worker threads for data-parallel kernels. parallelFor splits [0, n) into
 // chunks that the workers and the calling thread claim one at a time, and returns when all
 // are done. A decode step runs a few hundred parallelFor calls, so hand-off latency matters

@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
-#include <type_traits>
 
 namespace cw::engine {
 
@@ -45,22 +44,19 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
             { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
             { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
             { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 },
-            { reinterpret_cast<void**>(&h->m_control), sizeof(kernels::cuda::HostHandoffControl) } })
+            { reinterpret_cast<void**>(&h->m_control),
+                sizeof(kernels::cuda::HostHandoffControl) } })
         if (cudaHostAlloc(p, bytes, cudaHostAllocMapped) != cudaSuccess) {
             cudaGetLastError();
             return makeError("could not pin host memory for the host experts' rows");
         }
     new (h->m_control) kernels::cuda::HostHandoffControl {};
-    auto mapped = [](void* host, auto** device) {
-        void* d = nullptr;
-        const bool ok = cudaHostGetDevicePointer(&d, host, 0) == cudaSuccess;
-        *device = static_cast<std::remove_pointer_t<std::remove_reference_t<decltype(device)>>>(d);
-        return ok;
-    };
     float* sums = nullptr;
-    if (!mapped(h->m_x, &h->m_device.x) || !mapped(h->m_ids, &h->m_device.ids)
-        || !mapped(h->m_weightsIn, &h->m_device.weights) || !mapped(h->m_out, &sums)
-        || !mapped(h->m_control, &h->m_device.control)
+    if (cudaHostGetDevicePointer(&h->m_device.x, h->m_x, 0) != cudaSuccess
+        || cudaHostGetDevicePointer(&h->m_device.ids, h->m_ids, 0) != cudaSuccess
+        || cudaHostGetDevicePointer(&h->m_device.weights, h->m_weightsIn, 0) != cudaSuccess
+        || cudaHostGetDevicePointer(&sums, h->m_out, 0) != cudaSuccess
+        || cudaHostGetDevicePointer(&h->m_device.control, h->m_control, 0) != cudaSuccess
         || cudaMalloc(&h->m_requestCounter, sizeof(std::uint32_t)) != cudaSuccess
         || cudaMemset(h->m_requestCounter, 0, sizeof(std::uint32_t)) != cudaSuccess) {
         cudaGetLastError();
@@ -86,9 +82,9 @@ HostExperts::~HostExperts()
     }
     if (m_requestCounter)
         cudaFree(m_requestCounter);
-    for (void* p : { static_cast<void*>(m_x), static_cast<void*>(m_ids),
-             static_cast<void*>(m_weightsIn), static_cast<void*>(m_out),
-             static_cast<void*>(m_control) })
+    for (void* p :
+        { static_cast<void*>(m_x), static_cast<void*>(m_ids), static_cast<void*>(m_weightsIn),
+            static_cast<void*>(m_out), static_cast<void*>(m_control) })
         if (p)
             cudaFreeHost(p);
 }
@@ -130,11 +126,7 @@ void HostExperts::pollLoop()
             continue;
         }
         if (spin % 1024 != 0 || Clock::now() - lastWork < kSpin) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#else
-            std::this_thread::yield();
-#endif
+            kernels::cpuRelax();
             continue;
         }
         std::unique_lock lock(m_wakeMutex);
@@ -288,7 +280,7 @@ void HostExperts::measure()
             continue;
         const auto& moe = m_weights->layers[l].moe;
         std::size_t next = 0; // the next host expert a round takes
-        auto fastest = [&](int experts) { // {bytes, seconds} of the best round
+        auto bestRound = [&](int experts) { // {bytes, seconds} of the best round
             std::uint64_t bytes = 0;
             double best = 0.0;
             for (int round = 0; round < kRounds; ++round) {
@@ -313,8 +305,8 @@ void HostExperts::measure()
             }
             return std::pair { bytes, best };
         };
-        const auto [oneBytes, oneSeconds] = fastest(1);
-        const auto [allBytes, allSeconds] = fastest(m_k);
+        const auto [oneBytes, oneSeconds] = bestRound(1);
+        const auto [allBytes, allSeconds] = bestRound(m_k);
         if (allBytes > oneBytes && allSeconds > oneSeconds) {
             const double perByte = (allSeconds - oneSeconds) / double(allBytes - oneBytes);
             m_bytesPerSecond = 1.0 / perByte;

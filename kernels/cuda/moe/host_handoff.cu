@@ -86,8 +86,8 @@ cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter
     return cudaGetLastError();
 }
 
-cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter,
-    int rows, std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream)
+cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int rows,
+    std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream)
 {
     if (rows <= 0 || !host.control || !counter)
         return cudaErrorInvalidValue;

@@ -42,7 +42,7 @@ cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter
 // Waits until the CPU has answered the request *counter names, then copies its sums
 // ([rows][hidden]) into out (device). A CPU that does not answer within `timeoutSeconds` traps
 // the kernel: the step fails with a launch error instead of hanging.
-cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter,
-    int rows, std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream);
+cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int rows,
+    std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda

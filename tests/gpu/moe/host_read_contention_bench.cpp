@@ -53,7 +53,8 @@ public:
                 std::uint64_t sink = 0;
                 constexpr std::size_t kChunk = std::size_t(1) << 20;
                 while (!m_stop.load(std::memory_order_relaxed))
-                    for (std::size_t o = 0; o + kChunk <= slice && !m_stop.load(std::memory_order_relaxed);
+                    for (std::size_t o = 0;
+                         o + kChunk <= slice && !m_stop.load(std::memory_order_relaxed);
                          o += kChunk) {
                         sink ^= readRange(p + o, kChunk);
                         m_bytes[std::size_t(t)].fetch_add(kChunk, std::memory_order_relaxed);
@@ -98,8 +99,8 @@ double cpuAlone(const std::byte* data, std::size_t bytes, int threads)
 }
 
 // The GPU reads the whole mapped buffer `passes` times; its rate by events.
-double gpuRead(const void* mapped, std::size_t bytes, int passes, std::uint32_t* sink,
-    cudaStream_t stream)
+double gpuRead(
+    const void* mapped, std::size_t bytes, int passes, std::uint32_t* sink, cudaStream_t stream)
 {
     cudaEvent_t start, stop;
     check(cudaEventCreate(&start), "event");
