@@ -1052,6 +1052,7 @@ void CudaBackend::moe(int layer)
             check(cuda::routedExperts(m_normedRows, T, ids, weights, K, *gate, *up, *down,
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
             if (onHost) {
+                check(m_expertCache->markGpuDone(layer, m_stream));
                 check(cudaStreamWaitEvent(m_stream, m_hostJoin, 0));
                 check(cuda::addInPlace(
                     m_deltaRows, m_expertCache->hostSums(), T * m_hidden, m_stream));

@@ -89,6 +89,11 @@ public:
     cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, cudaStream_t stream);
     const float* hostSums() const { return m_hostSums; }
+    // After the GPU's own products of a host-view layer, on their stream (HostExperts).
+    cudaError_t markGpuDone(int layer, cudaStream_t stream)
+    {
+        return m_hostExperts ? m_hostExperts->markGpuDone(layer, stream) : cudaSuccess;
+    }
     // Before a decode step with host views: the CPU's polling thread is spinning when the
     // step's first layer reaches it (HostExperts::wake).
     void wakeHostExperts()

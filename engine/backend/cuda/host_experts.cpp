@@ -44,19 +44,22 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
             { reinterpret_cast<void**>(&h->m_ids), pairs * 4 },
             { reinterpret_cast<void**>(&h->m_weightsIn), pairs * 4 },
             { reinterpret_cast<void**>(&h->m_out), rowFloats * 4 },
-            { reinterpret_cast<void**>(&h->m_control),
-                sizeof(kernels::cuda::HostHandoffControl) } })
+            { reinterpret_cast<void**>(&h->m_control), sizeof(kernels::cuda::HostHandoffControl) },
+            { reinterpret_cast<void**>(&h->m_times),
+                onGpu.size() * kernels::cuda::kTimesPerLayer * sizeof(std::uint64_t) } })
         if (cudaHostAlloc(p, bytes, cudaHostAllocMapped) != cudaSuccess) {
             cudaGetLastError();
             return makeError("could not pin host memory for the host experts' rows");
         }
     new (h->m_control) kernels::cuda::HostHandoffControl {};
+    std::fill_n(h->m_times, onGpu.size() * kernels::cuda::kTimesPerLayer, std::uint64_t(0));
     float* sums = nullptr;
     if (cudaHostGetDevicePointer(&h->m_device.x, h->m_x, 0) != cudaSuccess
         || cudaHostGetDevicePointer(&h->m_device.ids, h->m_ids, 0) != cudaSuccess
         || cudaHostGetDevicePointer(&h->m_device.weights, h->m_weightsIn, 0) != cudaSuccess
         || cudaHostGetDevicePointer(&sums, h->m_out, 0) != cudaSuccess
         || cudaHostGetDevicePointer(&h->m_device.control, h->m_control, 0) != cudaSuccess
+        || cudaHostGetDevicePointer(&h->m_device.times, h->m_times, 0) != cudaSuccess
         || cudaMalloc(&h->m_requestCounter, sizeof(std::uint32_t)) != cudaSuccess
         || cudaMemset(h->m_requestCounter, 0, sizeof(std::uint32_t)) != cudaSuccess) {
         cudaGetLastError();
@@ -84,7 +87,7 @@ HostExperts::~HostExperts()
         cudaFree(m_requestCounter);
     for (void* p :
         { static_cast<void*>(m_x), static_cast<void*>(m_ids), static_cast<void*>(m_weightsIn),
-            static_cast<void*>(m_out), static_cast<void*>(m_control) })
+            static_cast<void*>(m_out), static_cast<void*>(m_control), static_cast<void*>(m_times) })
         if (p)
             cudaFreeHost(p);
 }
@@ -113,12 +116,17 @@ void HostExperts::pollLoop()
     // too (reading the word here instead lost it, and the GPU waited out its timeout).
     std::uint32_t answered = 0;
     std::uint64_t wakesSeen = 0;
+    int previousLayer = -1;
     auto lastWork = Clock::now();
     for (unsigned spin = 1; !m_stop.load(std::memory_order_relaxed); ++spin) {
         const std::uint32_t r = request.load(std::memory_order_acquire);
         if (r != answered) {
             answered = r;
             const int layer = m_control->layer, rows = m_control->rows;
+            // The previous layer's stamps are all written: its join came before this request.
+            if (previousLayer >= 0)
+                recordSides(previousLayer);
+            previousLayer = layer;
             if (layer >= 0 && rows > 0 && rows <= m_rowCapacity)
                 compute(layer, rows);
             done.store(r, std::memory_order_release);
@@ -139,6 +147,33 @@ void HostExperts::pollLoop()
             lastWork = Clock::now();
         }
     }
+}
+
+cudaError_t HostExperts::markGpuDone(int layer, cudaStream_t stream)
+{
+    if (m_handoff != Handoff::Poll)
+        return cudaSuccess;
+    return kernels::cuda::handoffStampGpuDone(m_device, layer, stream);
+}
+
+void HostExperts::recordSides(int layer)
+{
+    if (!m_recording || layer < 0 || std::size_t(layer) >= m_onGpu->size())
+        return;
+    const volatile std::uint64_t* t = m_times + std::size_t(layer) * kernels::cuda::kTimesPerLayer;
+    const std::uint64_t published = t[0], answered = t[1], gpuDone = t[2];
+    // A layer whose GPU stamp is older than its request was not stamped in this step (a graph
+    // captured before recording began); nothing to compare.
+    if (published == 0 || answered < published || gpuDone < published)
+        return;
+    const std::pair<float, float> sides { float(double(answered - published) * 1e-3),
+        float(double(gpuDone - published) * 1e-3) };
+    std::lock_guard lock(m_activityMutex);
+    if (m_sides.size() < kActivityKept)
+        m_sides.push_back(sides);
+    else
+        m_sides[std::size_t(m_sidesCount % kActivityKept)] = sides;
+    ++m_sidesCount;
 }
 
 cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
@@ -176,7 +211,7 @@ cudaError_t HostExperts::handOver(int layer, int rows, const float* x, const std
     if (err != cudaSuccess)
         return err;
     return kernels::cuda::handoffFromHost(
-        m_device, m_requestCounter, rows, m_hidden, out, kHandoffTimeoutSeconds, stream);
+        m_device, m_requestCounter, layer, rows, m_hidden, out, kHandoffTimeoutSeconds, stream);
 }
 
 void CUDART_CB HostExperts::run(void* job)
@@ -229,6 +264,21 @@ std::string HostExperts::activity() const
     if (!m_cycleUs.empty()) {
         std::snprintf(text, sizeof text, ", a layer reaching it every %.0f us within a step",
             quantile(m_cycleUs, 0.5));
+        out += text;
+    }
+    if (!m_sides.empty()) {
+        std::vector<float> cpu, gpu;
+        std::size_t cpuLast = 0;
+        for (const auto& [c, g] : m_sides) {
+            cpu.push_back(c);
+            gpu.push_back(g);
+            cpuLast += c > g ? 1 : 0;
+        }
+        std::snprintf(text, sizeof text,
+            "; from a layer's request, its answer came after %.0f us and the GPU's own share was "
+            "done after %.0f us (medians), the answer last in %.0f %% of %zu layers",
+            quantile(cpu, 0.5), quantile(gpu, 0.5), 100.0 * double(cpuLast) / double(cpu.size()),
+            cpu.size());
         out += text;
     }
     return out;

@@ -60,6 +60,9 @@ public:
     // out [rows][hidden] (device). Rows that chose none of them get zeros.
     cudaError_t enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, float* out, cudaStream_t stream);
+    // On the stream of the GPU's own products of `layer`, after them and before the join with
+    // enqueue's stream: the GPU's side of the layer is done (activity() compares the sides).
+    cudaError_t markGpuDone(int layer, cudaStream_t stream);
 
     // Measured at create: the CPU's time for a layer's host experts of one token as a fixed
     // cost (computeFixedSeconds: the regions' start, x's quantization) plus the experts' bytes
@@ -77,7 +80,9 @@ public:
 
     // What the CPU has done since load, for a benchmark to tell which side of a split runs
     // long: how many layers it computed, the median and 90th percentile of its time on one, and
-    // the median time from one layer's start to the next within a step; "" before any.
+    // the median time from one layer's start to the next within a step, and (polled hand-off)
+    // the median time from a layer's request to its answer and to the GPU's own share done,
+    // with how often the CPU's answer came last; "" before any.
     std::string activity() const;
 
 private:
@@ -92,6 +97,7 @@ private:
     void computeRows(int layer, int rows);
     void measure();
     void pollLoop();
+    void recordSides(int layer); // the GPU's stamps of layer's latest hand-off, into m_sides
     cudaError_t handOver(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, float* out, cudaStream_t stream);
 
@@ -111,6 +117,7 @@ private:
     float* m_weightsIn = nullptr;
     float* m_out = nullptr;
     kernels::cuda::HostHandoffControl* m_control = nullptr; // mapped
+    std::uint64_t* m_times = nullptr; // mapped [layer][kTimesPerLayer] (host_handoff.h)
     kernels::cuda::HostHandoffBuffers m_device; // the same buffers as the GPU addresses them
     std::uint32_t* m_requestCounter = nullptr; // device
     std::thread m_poller;
@@ -126,6 +133,9 @@ private:
     static constexpr std::size_t kActivityKept = std::size_t(1) << 16;
     mutable std::mutex m_activityMutex;
     std::vector<float> m_computeUs, m_cycleUs;
+    // Per layer handed over: request to answer seen, request to the GPU's share done (us).
+    std::vector<std::pair<float, float>> m_sides;
+    std::uint64_t m_sidesCount = 0;
     std::uint64_t m_computed = 0, m_cycles = 0;
     std::chrono::steady_clock::time_point m_lastStart {};
     std::atomic<bool> m_recording { false }; // off while measure() runs

@@ -43,12 +43,14 @@ __global__ void handoffToHostKernel(HostHandoffBuffers host, std::uint32_t* coun
         *counter = request;
         host.control->layer = layer;
         host.control->rows = rows;
+        if (host.times && layer >= 0)
+            host.times[std::int64_t(layer) * kTimesPerLayer] = globalNanoseconds();
         storeReleaseSystem(&host.control->request, request);
     }
 }
 
 __global__ void handoffFromHostKernel(HostHandoffBuffers host, const std::uint32_t* counter,
-    int rows, std::int64_t hidden, float* out, std::uint64_t timeoutNs)
+    int layer, int rows, std::int64_t hidden, float* out, std::uint64_t timeoutNs)
 {
     if (threadIdx.x == 0) {
         const std::uint32_t request = *counter;
@@ -58,6 +60,8 @@ __global__ void handoffFromHostKernel(HostHandoffBuffers host, const std::uint32
             if (globalNanoseconds() - start > timeoutNs)
                 __trap(); // the CPU worker is gone: fail the step rather than hang
         }
+        if (host.times && layer >= 0)
+            host.times[std::int64_t(layer) * kTimesPerLayer + 1] = globalNanoseconds();
     }
     __syncthreads();
     // The sums were written before `done`; read them past the caches (a line of an earlier
@@ -73,6 +77,11 @@ __global__ void handoffFromHostKernel(HostHandoffBuffers host, const std::uint32
         out[i] = __ldcv(host.sums + i);
 }
 
+__global__ void stampKernel(std::uint64_t* slot)
+{
+    *slot = globalNanoseconds();
+}
+
 } // namespace
 
 cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter, int layer,
@@ -86,8 +95,8 @@ cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter
     return cudaGetLastError();
 }
 
-cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int rows,
-    std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream)
+cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int layer,
+    int rows, std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream)
 {
     if (rows <= 0 || !host.control || !counter)
         return cudaErrorInvalidValue;
@@ -95,7 +104,15 @@ cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t*
         || reinterpret_cast<std::uintptr_t>(out) % 16 != 0)
         return cudaErrorInvalidValue;
     handoffFromHostKernel<<<1, kWaitThreads, 0, stream>>>(
-        host, counter, rows, hidden, out, std::uint64_t(timeoutSeconds * 1e9));
+        host, counter, layer, rows, hidden, out, std::uint64_t(timeoutSeconds * 1e9));
+    return cudaGetLastError();
+}
+
+cudaError_t handoffStampGpuDone(const HostHandoffBuffers& host, int layer, cudaStream_t stream)
+{
+    if (!host.times || layer < 0)
+        return cudaSuccess;
+    stampKernel<<<1, 1, 0, stream>>>(host.times + std::int64_t(layer) * kTimesPerLayer + 2);
     return cudaGetLastError();
 }
 

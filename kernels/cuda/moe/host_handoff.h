@@ -30,7 +30,14 @@ struct HostHandoffBuffers {
     std::int32_t* ids = nullptr; // [rows][k]
     float* weights = nullptr; // [rows][k]
     const float* sums = nullptr; // [rows][hidden], written by the CPU
+    // [layer][kTimesPerLayer] GPU clock stamps (%globaltimer, ns) of the layer's latest hand-off:
+    // the request published, its answer seen, and the GPU's own share of the layer done
+    // (handoffStampGpuDone); which of the last two comes later says which side ran long.
+    // Null: not recorded.
+    std::uint64_t* times = nullptr;
 };
+
+constexpr int kTimesPerLayer = 4; // published, answer seen, GPU done, (padding)
 
 // Copies x, ids and weights of `rows` rows to the host buffers, then numbers the request from
 // *counter (device memory, one per hand-off channel: graphs replay the same kernels, so the
@@ -42,7 +49,11 @@ cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter
 // Waits until the CPU has answered the request *counter names, then copies its sums
 // ([rows][hidden]) into out (device). A CPU that does not answer within `timeoutSeconds` traps
 // the kernel: the step fails with a launch error instead of hanging.
-cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int rows,
-    std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream);
+cudaError_t handoffFromHost(const HostHandoffBuffers& host, const std::uint32_t* counter, int layer,
+    int rows, std::int64_t hidden, float* out, double timeoutSeconds, cudaStream_t stream);
+
+// On the stream of the GPU's own products, after them: stamps host.times[layer][2] (nothing
+// when host.times is null).
+cudaError_t handoffStampGpuDone(const HostHandoffBuffers& host, int layer, cudaStream_t stream);
 
 } // namespace cw::kernels::cuda
