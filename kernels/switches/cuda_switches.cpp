@@ -60,15 +60,10 @@ const CudaSwitch kSwitches[] = {
     { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host|split",
         "with routed experts in host memory (`--gpu-memory` under the model's size): the GPU "
         "reads them in place over PCIe; prefill steps copy them to the GPU first (`staged`); "
-        "decode steps have the CPU compute them beside the GPU (`host`); `split`: the cost "
-        "model's per-layer choice, untimed; unset: the cost model chooses per layer and step, "
+        "decode steps have the CPU compute all of them beside the GPU (`host`); `split`: the "
+        "cost model's choice per layer and of each token's share for the CPU, untimed; unset: the cost model chooses per layer and step, "
         "and each decode batch size's first steps time its host views against none, keeping "
         "the faster (`engine/backend/cuda/decode_view_trial.h`)" },
-    { "CW_CUDA_HANDOFF", Values::Choice, "poll|node",
-        "how a decode step's layer reaches the CPU that computes its host experts: `poll` "
-        "(default) a kernel writes the rows to mapped memory for a CPU thread that polls it, "
-        "and a kernel waits for its answer; `node` copies and a graph host node, through the "
-        "driver (`engine/backend/cuda/host_experts.h`)" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",
         "`1`: f32 prefill attention under the bf16 and tf32 precisions" },
     { "CW_CUDA_ARCHITECTURES", Values::Any, "90, 80;86;89;90 ...",

@@ -1027,20 +1027,23 @@ void CudaBackend::moe(int layer)
             const cuda::DeviceExpertStack *gate = &L.gate, *up = &L.up, *down = &L.down;
             const bool staged = m_expertCache && m_stagedLayers[std::size_t(layer)];
             const bool onHost = m_expertCache && m_hostLayers[std::size_t(layer)];
+            const std::int32_t* routedIds = ids;
             if (m_expertCache) {
                 check(m_expertCache->count(layer, ids, T * K, m_stream));
                 if (onHost) {
-                    // The CPU takes the host experts while the GPU runs the cached ones (the
-                    // host view reads a zero expert for each host one).
+                    // Each token's host choices split between the CPU, beside the GPU, and the
+                    // GPU's in-place reads (the GPU reads a zero expert for the CPU's).
+                    check(m_expertCache->handOverToHost(
+                        layer, int(T), m_normedRows, ids, weights, m_stream));
                     check(cudaEventRecord(m_hostFork, m_stream));
                     check(cudaStreamWaitEvent(m_hostStream, m_hostFork, 0));
-                    check(m_expertCache->computeOnHost(
-                        layer, int(T), m_normedRows, ids, weights, m_hostStream));
+                    check(m_expertCache->awaitHost(layer, int(T), m_hostStream));
                     check(cudaEventRecord(m_hostJoin, m_hostStream));
                     const auto& h = m_expertCache->hostView(layer);
                     gate = &h.gate;
                     up = &h.up;
                     down = &h.down;
+                    routedIds = m_expertCache->hostGpuIds();
                 } else if (staged) {
                     check(m_expertCache->stage(layer, m_stream));
                     const auto& s = m_expertCache->staged(layer);
@@ -1049,7 +1052,7 @@ void CudaBackend::moe(int layer)
                     down = &s.down;
                 }
             }
-            check(cuda::routedExperts(m_normedRows, T, ids, weights, K, *gate, *up, *down,
+            check(cuda::routedExperts(m_normedRows, T, routedIds, weights, K, *gate, *up, *down,
                 m_deltaRows, m_precision, m_scratch, m_cublas, m_stream, aids));
             if (onHost) {
                 check(m_expertCache->markGpuDone(layer, m_stream));

@@ -97,7 +97,7 @@ struct ExpertCache::Stack {
     std::vector<int> slotOf; // per expert: its slot, or -1 in host memory
     const void** liveTable = nullptr; // device [experts]
     const void** stagedTable = nullptr; // device [experts]
-    const void** hostTable = nullptr; // device [experts]: slots, and the zero expert
+    const void** hostTable = nullptr; // device [experts + 1]: the live table, then the zero expert
     std::vector<std::size_t> stagedAt; // per expert: offset in the staging buffer (uncached)
 };
 
@@ -107,6 +107,11 @@ struct ExpertCache::Layer {
     int gate = -1, up = -1, down = -1; // indices into stacks
     LayerStacks live, staged, host;
     std::size_t pairBytes = 0; // one expert's bytes over the layer's stacks
+    // The host view's split (host_handoff.h's HostSplit): device [experts] and [k + 1], and
+    // the latter as the cost model chose it.
+    std::uint8_t* hostMask = nullptr;
+    std::int32_t* cpuTake = nullptr;
+    std::vector<std::int32_t> cpuTakeChosen;
     int buffer = 0; // the staging buffer this layer copies into
     std::uint64_t uncachedBytes = 0;
 };
@@ -120,16 +125,20 @@ std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging
     for (const auto& L : w.layers) {
         std::uint64_t layerBytes = 0;
         for (const TensorView* v : distinctViews(L.moe)) {
-            tables += 3 * alignUp(experts * sizeof(void*)) + kAlign; // + a slot block's rounding
+            // live, staged and host (one entry more) + a slot block's rounding
+            tables += 2 * alignUp(experts * sizeof(void*)) + alignUp((experts + 1) * sizeof(void*))
+                + kAlign;
             layerBytes += alignUp(std::uint64_t(v->ne[2]) * expertBytesOf(*v));
             largest = std::max<std::uint64_t>(largest, alignUp(expertBytesOf(*v)));
         }
         widest = std::max(widest, layerBytes);
         if (L.moe.gate.view)
             hidden = std::uint64_t(L.moe.gate.cols);
+        tables += alignUp(experts) + alignUp((experts + 1) * 4); // the split: at most k + 1
     }
     const std::uint64_t counts = alignUp(w.layers.size() * experts * 4) + 2 * kAlign;
-    const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4);
+    const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4)
+        + alignUp(std::uint64_t(hostRowCapacity()) * experts * 4); // GPU ids: k <= experts
     return tables + counts + host + (withStaging ? 2 * widest : 0);
 }
 
@@ -197,6 +206,12 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     if (!sums)
         return sums.error();
     c->m_hostSums = static_cast<float*>(*sums);
+    auto gpuIds
+        = arena.allocate(std::size_t(hostRowCapacity()) * std::size_t(expertsPerToken) * 4 + kAlign,
+            "the GPU's ids");
+    if (!gpuIds)
+        return gpuIds.error();
+    c->m_hostGpuIds = static_cast<std::int32_t*>(*gpuIds);
     for (int l : c->m_offloadedOrder)
         if (auto r = c->buildLayer(l, arena); !r)
             return r.error();
@@ -222,12 +237,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
         }
         c->m_stagingBytes = widest;
     }
-    c->m_onCpu.resize(w.layers.size());
     for (int l : c->m_offloadedOrder) {
-        const auto& on = placement.onGpu[std::size_t(l)];
-        c->m_onCpu[std::size_t(l)].assign(on.size(), false);
-        for (std::size_t e = 0; e < on.size(); ++e)
-            c->m_onCpu[std::size_t(l)][e] = !on[e];
         for (const auto& s : c->m_layers[std::size_t(l)].stacks)
             c->m_layers[std::size_t(l)].pairBytes += s.expertBytes;
         c->writeTables(l);
@@ -240,17 +250,14 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
         int threads = hostCompute->threads;
         if (threads <= 0) // the thread that feeds the GPU keeps a core
             threads = std::max(1, int(std::thread::hardware_concurrency()) - 1);
-        // Measured with every host expert on the CPU's side; then each layer's split.
-        auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu, c->m_onCpu,
-            c->m_hostBases, expertsPerToken, hostRowCapacity(), hostCompute->integerProducts,
-            threads);
+        // The CPU's rates are measured here; then each layer's split from them.
+        auto host = HostExperts::create(*hostCompute->hp, w, c->m_placement.onGpu, c->m_hostBases,
+            expertsPerToken, hostRowCapacity(), hostCompute->integerProducts, threads);
         if (!host)
             return host.error();
         c->m_hostExperts = std::move(*host);
-        for (int l : c->m_offloadedOrder) {
-            c->splitHostExperts(l);
-            c->writeTables(l);
-        }
+        for (int l : c->m_offloadedOrder)
+            c->planHostSplit(l);
         if (auto e = cudaDeviceSynchronize(); e != cudaSuccess)
             return cudaFailure("setting up the host experts", e);
     }
@@ -368,12 +375,24 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
             ++next;
         }
         for (const void*** table : { &s.liveTable, &s.stagedTable, &s.hostTable }) {
-            auto t = arena.allocate(std::size_t(m_experts) * sizeof(void*), name + " table");
+            const std::size_t entries = std::size_t(m_experts) + (table == &s.hostTable ? 1 : 0);
+            auto t = arena.allocate(entries * sizeof(void*), name + " table");
             if (!t)
                 return t.error();
             *table = static_cast<const void**>(*t);
         }
     }
+    auto mask = arena.allocate(std::size_t(m_experts), name + " host mask");
+    auto take = arena.allocate(std::size_t(m_k + 1) * 4, name + " host split");
+    if (!mask)
+        return mask.error();
+    if (!take)
+        return take.error();
+    L.hostMask = static_cast<std::uint8_t*>(*mask);
+    L.cpuTake = static_cast<std::int32_t*>(*take);
+    L.cpuTakeChosen.assign(std::size_t(m_k + 1), 0);
+    if (auto err = cudaMemset(L.cpuTake, 0, std::size_t(m_k + 1) * 4); err != cudaSuccess)
+        return cudaFailure("clearing " + name + " host split", err);
     auto indexOf = [&](const TensorView* v) {
         for (std::size_t i = 0; i < L.stacks.size(); ++i)
             if (L.stacks[i].view == v)
@@ -419,7 +438,7 @@ void ExpertCache::writeTables(int layer)
     for (auto& s : L.stacks) {
         std::vector<const void*> live(static_cast<std::size_t>(m_experts));
         std::vector<const void*> staged(static_cast<std::size_t>(m_experts));
-        std::vector<const void*> host(static_cast<std::size_t>(m_experts));
+        std::vector<const void*> host(static_cast<std::size_t>(m_experts) + 1, m_zeroExpert);
         s.stagedAt.assign(std::size_t(m_experts), 0);
         for (int e = 0; e < m_experts; ++e) {
             const int slot = s.slotOf[std::size_t(e)];
@@ -428,10 +447,7 @@ void ExpertCache::writeTables(int layer)
                     = s.slots + std::size_t(slot) * s.expertBytes;
                 continue;
             }
-            live[std::size_t(e)] = s.mapped[std::size_t(e)];
-            host[std::size_t(e)] = m_onCpu[std::size_t(layer)][std::size_t(e)]
-                ? static_cast<const void*>(m_zeroExpert)
-                : s.mapped[std::size_t(e)];
+            live[std::size_t(e)] = host[std::size_t(e)] = s.mapped[std::size_t(e)];
             s.stagedAt[std::size_t(e)] = at;
             staged[std::size_t(e)] = m_staging.empty()
                 ? s.mapped[std::size_t(e)]
@@ -444,6 +460,11 @@ void ExpertCache::writeTables(int layer)
             s.stagedTable, staged.data(), staged.size() * sizeof(void*), cudaMemcpyHostToDevice);
         cudaMemcpy(s.hostTable, host.data(), host.size() * sizeof(void*), cudaMemcpyHostToDevice);
     }
+    const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(m_experts));
+    for (std::size_t e = 0; e < mask.size(); ++e)
+        mask[e] = onGpu[e] ? 0 : 1;
+    cudaMemcpy(L.hostMask, mask.data(), mask.size(), cudaMemcpyHostToDevice);
 }
 
 bool ExpertCache::offloaded(int layer) const
@@ -484,42 +505,45 @@ std::vector<double> ExpertCache::choiceChances(int layer) const
     return p;
 }
 
-// Which host experts the CPU takes in the host view: the most chosen first, until the CPU's
-// expected time for a token (its round trip and its share of the bytes at its rate) reaches
-// that of the rest read in place by the GPU at the mapped rate, so the two finish together.
-void ExpertCache::splitHostExperts(int layer)
+double ExpertCache::inPlaceSeconds(int layer, int n) const
 {
-    auto& onCpu = m_onCpu[std::size_t(layer)];
-    const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
-    const auto p = choiceChances(layer);
-    std::vector<int> host;
-    double total = 0.0;
-    for (std::size_t e = 0; e < onGpu.size(); ++e)
-        if (!onGpu[e]) {
-            host.push_back(int(e));
-            total += p[e];
+    return double(n) * double(m_layers[std::size_t(layer)].pairBytes) / m_mappedBytesPerSecond;
+}
+
+// One token's n host choices with c of them on the CPU: the two sides run at once, the CPU's
+// with its fixed cost when it has any (the round trip is the layer's, counted once a step).
+double ExpertCache::hostSplitSeconds(int layer, int n, int c) const
+{
+    const auto& L = m_layers[std::size_t(layer)];
+    const double cpu = c == 0 ? 0.0
+                              : m_hostExperts->computeFixedSeconds()
+            + double(c) * double(L.pairBytes) / m_hostExperts->bytesPerSecond();
+    return std::max(cpu, inPlaceSeconds(layer, n - c));
+}
+
+// For each n, the c that finishes a token's n host choices soonest (the fewest on the CPU
+// among equals); every one on the CPU when CW_CUDA_EXPERTS=host.
+void ExpertCache::planHostSplit(int layer)
+{
+    auto& L = m_layers[std::size_t(layer)];
+    const bool rates
+        = m_hostExperts && m_hostExperts->bytesPerSecond() > 0.0 && m_mappedBytesPerSecond > 0.0;
+    for (int n = 0; n <= m_k; ++n) {
+        int best = m_forced == Forced::Host ? n : 0;
+        if (m_forced != Forced::Host && rates) {
+            double bestSeconds = inPlaceSeconds(layer, n);
+            for (int c = 1; c <= n; ++c) {
+                const double t = hostSplitSeconds(layer, n, c);
+                if (t < bestSeconds) {
+                    bestSeconds = t;
+                    best = c;
+                }
+            }
         }
-    std::fill(onCpu.begin(), onCpu.end(), false);
-    const double cpu = m_hostExperts ? m_hostExperts->bytesPerSecond() : 0.0;
-    const double pcie = m_mappedBytesPerSecond;
-    double share = 0.0; // of the host experts' expected bytes
-    if (m_forced == Forced::Host)
-        share = 1.0;
-    else if (cpu > 0.0 && pcie > 0.0 && total > 0.0) {
-        const double bytes = total * double(m_layers[std::size_t(layer)].pairBytes);
-        const double fixed
-            = m_hostExperts->roundTripSeconds() + m_hostExperts->computeFixedSeconds();
-        share = std::clamp((bytes / pcie - fixed) / (bytes / cpu + bytes / pcie), 0.0, 1.0);
+        L.cpuTakeChosen[std::size_t(n)] = best;
     }
-    std::sort(host.begin(), host.end(),
-        [&](int a, int b) { return p[std::size_t(a)] > p[std::size_t(b)]; });
-    double taken = 0.0;
-    for (int e : host) {
-        if (taken >= share * total - 1e-12)
-            break;
-        onCpu[std::size_t(e)] = true;
-        taken += p[std::size_t(e)];
-    }
+    cudaMemcpy(
+        L.cpuTake, L.cpuTakeChosen.data(), L.cpuTakeChosen.size() * 4, cudaMemcpyHostToDevice);
 }
 
 // CW_CUDA_EXPERTS (tests, A/B runs; kernels/cuda/PERFORMANCE.md), read once per cache: the
@@ -547,34 +571,51 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
         return true;
     if (m_forced == Forced::Staged || m_forced == Forced::InPlace)
         return false;
-    const double cpu = m_hostExperts->bytesPerSecond(), pcie = m_mappedBytesPerSecond;
-    if (cpu <= 0.0 || pcie <= 0.0)
+    if (m_hostExperts->bytesPerSecond() <= 0.0 || m_mappedBytesPerSecond <= 0.0)
         return false;
+    // A token's host choices n as a binomial over its k choices, each in host memory with the
+    // measured chance; the CPU takes each token's rows one after another, the GPU's products
+    // read every (token, choice) pair's rows, so both sides add up over the step's tokens.
     const auto p = choiceChances(layer);
     const auto& onGpu = m_placement.onGpu[std::size_t(layer)];
-    const auto& onCpu = m_onCpu[std::size_t(layer)];
-    double cpuPairs = 0.0, pciePairs = 0.0;
+    double hostChance = 0.0;
     for (std::size_t e = 0; e < onGpu.size(); ++e)
         if (!onGpu[e])
-            (onCpu[e] ? cpuPairs : pciePairs) += p[e];
-    if (cpuPairs <= 0.0)
-        return false;
-    // Both read each chosen host expert's rows once per token that chose it; the two sides of
-    // the host view run at once (the GPU's cached experts beside them are not counted).
-    const double perPair = double(tokens) * double(L.pairBytes);
-    const double cpuFixed = m_hostExperts->roundTripSeconds()
-        + double(tokens) * m_hostExperts->computeFixedSeconds(); // per row: compute()
-    const double hostView
-        = std::max(cpuFixed + cpuPairs * perPair / cpu, pciePairs * perPair / pcie);
-    return hostView < (cpuPairs + pciePairs) * perPair / pcie;
+            hostChance += p[e];
+    const double q = std::clamp(hostChance / double(m_k), 0.0, 1.0);
+    double split = 0.0, inPlace = 0.0, chance = std::pow(1.0 - q, double(m_k));
+    for (int n = 0; n <= m_k; ++n) {
+        split += chance * hostSplitSeconds(layer, n, L.cpuTakeChosen[std::size_t(n)]);
+        inPlace += chance * inPlaceSeconds(layer, n);
+        if (q < 1.0) // the next binomial term
+            chance *= double(m_k - n) / double(n + 1) * q / (1.0 - q);
+        else
+            chance = n + 1 == m_k ? 1.0 : 0.0;
+    }
+    const double hostView = m_hostExperts->roundTripSeconds() + double(tokens) * split;
+    return hostView < double(tokens) * inPlace;
 }
 
-cudaError_t ExpertCache::computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
-    const float* weights, cudaStream_t stream)
+cudaError_t ExpertCache::handOverToHost(int layer, int rows, const float* x,
+    const std::int32_t* ids, const float* weights, cudaStream_t stream)
 {
     if (!m_hostExperts)
         return cudaErrorInvalidValue;
-    return m_hostExperts->enqueue(layer, rows, x, ids, weights, m_hostSums, stream);
+    const auto& L = m_layers[std::size_t(layer)];
+    const cuda::HostSplit split { L.hostMask, L.cpuTake, m_experts };
+    return m_hostExperts->handOver(layer, rows, x, ids, weights, split, m_hostGpuIds, stream);
+}
+
+cudaError_t ExpertCache::awaitHost(int layer, int rows, cudaStream_t stream)
+{
+    if (!m_hostExperts)
+        return cudaErrorInvalidValue;
+    return m_hostExperts->awaitAnswer(layer, rows, m_hostSums, stream);
+}
+
+cudaError_t ExpertCache::markGpuDone(int layer, cudaStream_t stream)
+{
+    return m_hostExperts ? m_hostExperts->markGpuDone(layer, stream) : cudaSuccess;
 }
 
 bool ExpertCache::prefersStaging(int layer, std::int64_t tokens) const
@@ -765,8 +806,8 @@ Result<std::string> ExpertCache::refresh(cudaStream_t stream)
             ++moved;
         }
         if (changed) {
-            splitHostExperts(l);
             writeTables(l);
+            planHostSplit(l);
         }
     }
     cudaMemset(m_counts, 0, m_layers.size() * E * 4);

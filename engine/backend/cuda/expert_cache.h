@@ -10,9 +10,12 @@
 //          buffers first, the next offloaded layer's copy overlapping this layer's work
 //          (prefill: nearly every expert is chosen by some token, and a copy at full PCIe speed
 //          beats reading the same rows from inside the products).
-//   host   (decode steps) cached experts in their slots, a zero expert for each host one: the
-//          CPU computes the host experts the step's tokens chose, beside the GPU
-//          (host_experts.h), and the GPU adds their sum.
+//   host   (decode steps) as live, plus a zero expert (id: the expert count): each token's
+//          host choices are split between the CPU, which computes its share beside the GPU
+//          (host_experts.h) while the GPU reads the zero expert in its place and adds the CPU's
+//          sum, and the GPU, which reads the rest in place. How many of a token's n host
+//          choices the CPU takes is a per-layer table over n from the cost model, applied per
+//          token on the device, so the two sides finish together whichever experts it chose.
 // Which view a layer takes in a step comes from a cost model with measured figures: the copy
 // bandwidth, the rate at which the GPU reads mapped host memory, and the CPU's rate over
 // expert bytes with its round trip, against the bytes each view would move for that many
@@ -77,23 +80,25 @@ public:
     bool prefersStaging(int layer, std::int64_t tokens) const;
     bool hasStaging() const { return !m_staging.empty(); }
     // Whether a decode step of `tokens` rows should take the host view (the CPU computes part
-    // of `layer`'s host experts through computeOnHost, the GPU reads the rest in place) rather
-    // than the GPU read them all in place. Either view is right whatever the refreshes did, so
-    // a decode graph captured with either stays right.
+    // of `layer`'s host experts, the GPU reads the rest in place) rather than the GPU read them
+    // all in place. Either view is right whatever the refreshes did, so a decode graph
+    // captured with either stays right.
     bool prefersHost(int layer, std::int64_t tokens) const;
     // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model, or
     // the cost model's own choice untimed (split).
     bool viewForced() const { return m_forced != Forced::None; }
-    // On `stream`: the host experts' weighted sum for rows x, ids, weights of `layer`, into
-    // hostSums() (device, [rows][hidden]).
-    cudaError_t computeOnHost(int layer, int rows, const float* x, const std::int32_t* ids,
+    // The host view of a decode step's `layer`, in three parts: on the products' stream after
+    // the router, handOverToHost splits rows x, ids, weights between the CPU and the GPU
+    // (hostGpuIds(): the ids the GPU's products take with the host view) and hands the CPU its
+    // share; on a stream that waits for it, awaitHost brings the CPU's weighted sum into
+    // hostSums() (device, [rows][hidden]); markGpuDone, after the GPU's products on theirs,
+    // times the two sides for activity().
+    cudaError_t handOverToHost(int layer, int rows, const float* x, const std::int32_t* ids,
         const float* weights, cudaStream_t stream);
+    cudaError_t awaitHost(int layer, int rows, cudaStream_t stream);
+    cudaError_t markGpuDone(int layer, cudaStream_t stream);
+    const std::int32_t* hostGpuIds() const { return m_hostGpuIds; }
     const float* hostSums() const { return m_hostSums; }
-    // After the GPU's own products of a host-view layer, on their stream (HostExperts).
-    cudaError_t markGpuDone(int layer, cudaStream_t stream)
-    {
-        return m_hostExperts ? m_hostExperts->markGpuDone(layer, stream) : cudaSuccess;
-    }
     // Before a decode step with host views: the CPU's polling thread is spinning when the
     // step's first layer reaches it (HostExperts::wake).
     void wakeHostExperts()
@@ -138,7 +143,13 @@ private:
     // Per expert of `layer`: the chance that one token chooses it (the measured counts, else
     // uniform).
     std::vector<double> choiceChances(int layer) const;
-    void splitHostExperts(int layer);
+    // Per layer: how many of a token's n host choices the CPU takes, for each n (the host
+    // view's split), from the measured rates; uploads it with the layer's host mask.
+    void planHostSplit(int layer);
+    // The time for one token's n host choices of `layer` with c of them on the CPU, and with
+    // all read in place.
+    double hostSplitSeconds(int layer, int n, int c) const;
+    double inPlaceSeconds(int layer, int n) const;
     std::vector<std::uint64_t> totalCounts() const; // saved + this run's
     void saveCounts(const std::vector<std::uint64_t>& counts) const;
 
@@ -157,12 +168,10 @@ private:
     std::vector<std::uint64_t> m_savedCounts; // from the counts file, [layers][experts]
     std::byte* m_zeroExpert = nullptr; // device zeros: a host expert's stand-in (host view)
     std::unique_ptr<HostExperts> m_hostExperts;
-    // Per layer and expert: a host expert the CPU computes in the host view (the others of the
-    // host memory the GPU reads in place there).
-    std::vector<std::vector<bool>> m_onCpu;
     // Per layer: its experts' pinned copies, which the CPU reads too (not the model's pages).
     std::vector<ExpertBases> m_hostBases;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
+    std::int32_t* m_hostGpuIds = nullptr; // device [decode rows][k]
     std::string m_countsPath;
     Forced m_forced = Forced::None; // CW_CUDA_EXPERTS, read at create
     std::vector<void*> m_hostCopies; // the host experts' pinned copies

@@ -21,22 +21,19 @@ double secondsSince(std::chrono::steady_clock::time_point start)
 
 Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& hp,
     const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
-    const std::vector<std::vector<bool>>& onCpu, const std::vector<ExpertBases>& bases,
-    int expertsPerToken, int rowCapacity, bool integerProducts, int threads)
+    const std::vector<ExpertBases>& bases, int expertsPerToken, int rowCapacity,
+    bool integerProducts, int threads)
 {
     std::unique_ptr<HostExperts> h(new HostExperts);
     h->m_hp = &hp;
     h->m_weights = &weights;
     h->m_onGpu = &onGpu;
-    h->m_onCpu = &onCpu;
     h->m_bases = &bases;
     h->m_k = expertsPerToken;
     h->m_rowCapacity = rowCapacity;
     h->m_hidden = hp.hiddenSize;
     h->m_integerProducts = integerProducts;
     h->m_pool = std::make_unique<kernels::ThreadPool>(threads);
-    const char* handoff = std::getenv("CW_CUDA_HANDOFF"); // checked: kernels/switches
-    h->m_handoff = handoff && std::strcmp(handoff, "node") == 0 ? Handoff::HostNode : Handoff::Poll;
     const std::size_t rowFloats = std::size_t(rowCapacity) * std::size_t(h->m_hidden);
     const std::size_t pairs = std::size_t(rowCapacity) * std::size_t(expertsPerToken);
     for (auto [p, bytes] :
@@ -66,8 +63,7 @@ Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& 
         return makeError("could not map the host experts' rows into the GPU's address space");
     }
     h->m_device.sums = sums;
-    if (h->m_handoff == Handoff::Poll)
-        h->m_poller = std::thread([p = h.get()] { p->pollLoop(); });
+    h->m_poller = std::thread([p = h.get()] { p->pollLoop(); });
     h->measure();
     h->m_recording = true;
     return h;
@@ -151,8 +147,6 @@ void HostExperts::pollLoop()
 
 cudaError_t HostExperts::markGpuDone(int layer, cudaStream_t stream)
 {
-    if (m_handoff != Handoff::Poll)
-        return cudaSuccess;
     return kernels::cuda::handoffStampGpuDone(m_device, layer, stream);
 }
 
@@ -176,51 +170,28 @@ void HostExperts::recordSides(int layer)
     ++m_sidesCount;
 }
 
-cudaError_t HostExperts::enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
-    const float* weights, float* out, cudaStream_t stream)
+cudaError_t HostExperts::handOver(int layer, int rows, const float* x, const std::int32_t* ids,
+    const float* weights, const kernels::cuda::HostSplit& split, std::int32_t* gpuIds,
+    cudaStream_t stream)
 {
     if (rows <= 0 || rows > m_rowCapacity)
         return cudaErrorInvalidValue;
-    if (m_handoff == Handoff::Poll)
-        return handOver(layer, rows, x, ids, weights, out, stream);
-    auto& job = m_jobs[{ layer, rows }];
-    if (!job)
-        job = std::make_unique<Job>(Job { this, layer, rows });
-    const std::size_t rowBytes = std::size_t(rows) * std::size_t(m_hidden) * 4;
-    const std::size_t pairBytes = std::size_t(rows) * std::size_t(m_k) * 4;
-    cudaError_t err = cudaMemcpyAsync(m_x, x, rowBytes, cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(m_ids, ids, pairBytes, cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(m_weightsIn, weights, pairBytes, cudaMemcpyDeviceToHost, stream);
-    if (err == cudaSuccess)
-        err = cudaLaunchHostFunc(stream, &HostExperts::run, job.get());
-    if (err == cudaSuccess)
-        err = cudaMemcpyAsync(out, m_out, rowBytes, cudaMemcpyHostToDevice, stream);
-    return err;
+    return kernels::cuda::handoffToHost(m_device, m_requestCounter, layer, rows, x, ids, weights,
+        m_hidden, m_k, split, gpuIds, stream);
 }
 
 // A CPU that has not answered in this long is not coming back (a layer takes microseconds).
 constexpr double kHandoffTimeoutSeconds = 10.0;
 
-cudaError_t HostExperts::handOver(int layer, int rows, const float* x, const std::int32_t* ids,
-    const float* weights, float* out, cudaStream_t stream)
+cudaError_t HostExperts::awaitAnswer(int layer, int rows, float* out, cudaStream_t stream)
 {
-    const cudaError_t err = kernels::cuda::handoffToHost(
-        m_device, m_requestCounter, layer, rows, x, ids, weights, m_hidden, m_k, stream);
-    if (err != cudaSuccess)
-        return err;
+    if (rows <= 0 || rows > m_rowCapacity)
+        return cudaErrorInvalidValue;
     return kernels::cuda::handoffFromHost(
         m_device, m_requestCounter, layer, rows, m_hidden, out, kHandoffTimeoutSeconds, stream);
 }
 
-void CUDART_CB HostExperts::run(void* job)
-{
-    const auto* j = static_cast<const Job*>(job);
-    j->owner->compute(j->layer, j->rows);
-}
-
-// On the polling thread or the CUDA runtime's callback thread: no CUDA calls here.
+// On the polling thread: no CUDA calls here.
 void HostExperts::compute(int layer, int rows)
 {
     const auto start = std::chrono::steady_clock::now();
@@ -293,12 +264,14 @@ void HostExperts::computeRows(int layer, int rows)
     ctx.rows = 1;
     ctx.integerProducts = m_integerProducts;
     const auto& moe = m_weights->layers[std::size_t(layer)].moe;
-    const auto& onCpu = (*m_onCpu)[std::size_t(layer)];
+    const auto& onGpu = (*m_onGpu)[std::size_t(layer)];
     for (int t = 0; t < rows; ++t) {
         m_chosen.clear();
+        // The hand-off names the CPU's choices (-1 for the others); a cached expert would
+        // have no pinned copy to read, so one is never taken.
         for (int j = 0; j < m_k; ++j) {
             const std::int32_t e = m_ids[std::size_t(t) * std::size_t(m_k) + std::size_t(j)];
-            if (e >= 0 && std::size_t(e) < onCpu.size() && onCpu[std::size_t(e)])
+            if (e >= 0 && std::size_t(e) < onGpu.size() && !onGpu[std::size_t(e)])
                 m_chosen.emplace_back(
                     int(e), m_weightsIn[std::size_t(t) * std::size_t(m_k) + std::size_t(j)]);
         }
@@ -366,25 +339,31 @@ void HostExperts::measure()
         }
     }
     cudaStream_t stream = nullptr;
-    void* device = nullptr;
+    void* device = nullptr; // zeros: a row, its ids (expert 0, not a host one) and a split
+    std::int32_t* gpuIds = nullptr;
+    float* answer = nullptr;
+    const std::size_t deviceBytes = std::max<std::size_t>(std::size_t(m_hidden) * 4, 64 * 4);
     if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess
-        || cudaMalloc(&device, std::size_t(m_hidden) * 4) != cudaSuccess) {
+        || cudaMalloc(&device, deviceBytes) != cudaSuccess
+        || cudaMemset(device, 0, deviceBytes) != cudaSuccess
+        || cudaMalloc(&gpuIds, std::size_t(m_k) * 4) != cudaSuccess
+        || cudaMalloc(&answer, std::size_t(m_hidden) * 4) != cudaSuccess) {
         cudaGetLastError();
+        for (void* p : { device, static_cast<void*>(gpuIds), static_cast<void*>(answer) })
+            if (p)
+                cudaFree(p);
         if (stream)
             cudaStreamDestroy(stream);
         return;
     }
+    const auto* zeros = static_cast<const std::byte*>(device);
+    const kernels::cuda::HostSplit noSplit { reinterpret_cast<const std::uint8_t*>(zeros),
+        reinterpret_cast<const std::int32_t*>(zeros), 0 };
     auto roundTrip = [&] { // one row there and back, nothing computed (layer -1)
-        if (m_handoff == Handoff::Poll) {
-            const auto* d = static_cast<const float*>(device);
-            handOver(-1, 1, d, reinterpret_cast<const std::int32_t*>(d), d,
-                static_cast<float*>(device), stream);
-            return;
-        }
-        auto noop = [](void*) {};
-        cudaMemcpyAsync(m_x, device, std::size_t(m_hidden) * 4, cudaMemcpyDeviceToHost, stream);
-        cudaLaunchHostFunc(stream, noop, nullptr);
-        cudaMemcpyAsync(device, m_out, std::size_t(m_hidden) * 4, cudaMemcpyHostToDevice, stream);
+        handOver(-1, 1, reinterpret_cast<const float*>(zeros),
+            reinterpret_cast<const std::int32_t*>(zeros), reinterpret_cast<const float*>(zeros),
+            noSplit, gpuIds, stream);
+        awaitAnswer(-1, 1, answer, stream);
     };
     auto fastest = [&](auto&& launch) { // of five rounds, each waited for
         double best = 0.0;
@@ -398,9 +377,9 @@ void HostExperts::measure()
         return best;
     };
     m_streamRoundTripSeconds = fastest(roundTrip);
-    // Decode steps replay graphs, where each layer's round trip is a host node that the rest of
-    // the step waits on: timed as a chain of them in one graph, per round trip (the graph's
-    // launch shared out), which is the figure the cost model takes.
+    // Decode steps replay graphs, where the rest of the step waits on each layer's round trip:
+    // timed as a chain of them in one graph, per round trip (the graph's launch shared out),
+    // which is the figure the cost model takes.
     constexpr int kChain = 8;
     cudaGraph_t graph = nullptr;
     cudaGraphExec_t exec = nullptr;
@@ -415,6 +394,8 @@ void HostExperts::measure()
         cudaGraphExecDestroy(exec);
     if (graph)
         cudaGraphDestroy(graph);
+    cudaFree(answer);
+    cudaFree(gpuIds);
     cudaFree(device);
     cudaStreamDestroy(stream);
     cudaGetLastError();

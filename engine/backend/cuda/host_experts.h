@@ -1,15 +1,16 @@
 #pragma once
 
 // The routed experts a model over its GPU budget keeps in host memory, computed by the CPU for
-// decode steps while the GPU computes the cached ones (expert_cache.h). Per MoE layer and step,
-// on a stream of its own: the layer's input rows and routing choices cross to pinned host
-// memory, a host function runs the CPU backend's kernels on the host experts those rows chose
-// (routedExpertsOneToken), and the weighted sum crosses back for the GPU to add. The GPU's own
-// products read a zero expert in place of each host one, so each expert counts exactly once.
-// Two ways across, both graph nodes, so decode steps keep their CUDA graphs: by default a
-// kernel hands the rows to a CPU thread that polls mapped memory and a kernel waits for its
-// answer (kernels/cuda/moe/host_handoff.h); CW_CUDA_HANDOFF=node has copies and a host function
-// instead, which the driver runs and reports back (tens of microseconds a layer more).
+// decode steps while the GPU computes the cached ones (expert_cache.h) and reads the rest in
+// place. Per MoE layer and step: a kernel splits each row's host choices between the two
+// sides (kernels/cuda/moe/host_handoff.h: a per-row count from the cost model, so a token that
+// chose many host experts gives the CPU more) and hands the rows, the CPU's choices and their
+// weights to a CPU thread polling mapped memory; it runs the CPU backend's kernels on them
+// (routedExpertsOneToken) and writes the weighted sum back, which a kernel on a stream of its
+// own waits for and copies to the device for the GPU to add. The GPU's products read a zero
+// expert in place of each of the CPU's, so each expert counts exactly once. All of it is graph
+// nodes, so decode steps keep their CUDA graphs; no driver call in between (a graph's host
+// node, the first way, took 36-38 us a layer against 8-9 us for this: PERFORMANCE.md).
 
 #include "engine/backend/cpu/cpu_layers.h"
 #include "engine/common/result.h"
@@ -23,7 +24,6 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cuda_runtime.h>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -35,16 +35,15 @@ namespace cw::engine {
 
 class HostExperts {
 public:
-    // onGpu: per layer and expert, whether the GPU holds it (the cache's placement); onCpu:
-    // which of the others the CPU computes (the rest the GPU reads in place). Both change
-    // between steps (the cache's refresh), never during one. bases: per layer, where its
+    // onGpu: per layer and expert, whether the GPU holds it (the cache's placement; it changes
+    // between steps, at the cache's refresh, never during one). bases: per layer, where its
     // experts are read (the cache's pinned copies). rowCapacity: the most rows of a step
     // this takes (decode steps). integerProducts: k-quant products with 8-bit activations, as
     // the CPU backend runs them (false: float activations, the f32 reference).
     static Result<std::unique_ptr<HostExperts>> create(const HyperParameters& hp,
         const ModelWeights& weights, const std::vector<std::vector<bool>>& onGpu,
-        const std::vector<std::vector<bool>>& onCpu, const std::vector<ExpertBases>& bases,
-        int expertsPerToken, int rowCapacity, bool integerProducts, int threads);
+        const std::vector<ExpertBases>& bases, int expertsPerToken, int rowCapacity,
+        bool integerProducts, int threads);
     ~HostExperts();
     HostExperts(const HostExperts&) = delete;
     HostExperts& operator=(const HostExperts&) = delete;
@@ -55,20 +54,24 @@ public:
     // spins again (a step it was not woken for still gets its answers, up to 0.1 s late).
     void wake();
 
-    // On `stream`, after what is already queued there: rows x [rows][hidden], ids and weights
-    // [rows][k] of `layer` to the host, the weighted sum of the experts the CPU computes into
-    // out [rows][hidden] (device). Rows that chose none of them get zeros.
-    cudaError_t enqueue(int layer, int rows, const float* x, const std::int32_t* ids,
-        const float* weights, float* out, cudaStream_t stream);
-    // On the stream of the GPU's own products of `layer`, after them and before the join with
-    // enqueue's stream: the GPU's side of the layer is done (activity() compares the sides).
+    // On `stream` (the GPU's products'), after the router: splits rows' choices (ids and
+    // weights [rows][k] of `layer`) by `split`, the GPU's ids into gpuIds [rows][k] (device),
+    // and hands x [rows][hidden] and the CPU's choices to the host.
+    cudaError_t handOver(int layer, int rows, const float* x, const std::int32_t* ids,
+        const float* weights, const kernels::cuda::HostSplit& split, std::int32_t* gpuIds,
+        cudaStream_t stream);
+    // On a stream that waits for handOver's: the weighted sum of the CPU's experts into out
+    // [rows][hidden] (device), once the CPU has answered. Rows that gave it none get zeros.
+    cudaError_t awaitAnswer(int layer, int rows, float* out, cudaStream_t stream);
+    // On `stream`, after the GPU's own products of `layer` and before the join with
+    // awaitAnswer's: the GPU's side of the layer is done (activity() compares the sides).
     cudaError_t markGpuDone(int layer, cudaStream_t stream);
 
     // Measured at create: the CPU's time for a layer's host experts of one token as a fixed
     // cost (computeFixedSeconds: the regions' start, x's quantization) plus the experts' bytes
     // at bytesPerSecond, and a round trip's fixed cost (a row there and back through the
     // hand-off, nothing computed) inside a graph, as decode steps run it (on a stream where a
-    // graph could not be made); both.
+    // graph could not be made).
     double bytesPerSecond() const { return m_bytesPerSecond; }
     double computeFixedSeconds() const { return m_fixedSeconds; }
     double roundTripSeconds() const
@@ -86,31 +89,21 @@ public:
     std::string activity() const;
 
 private:
-    struct Job {
-        HostExperts* owner;
-        int layer, rows;
-    };
-    enum class Handoff { Poll, HostNode };
     HostExperts() = default;
-    static void CUDART_CB run(void* job);
     void compute(int layer, int rows); // computeRows, timed once measure() is done
     void computeRows(int layer, int rows);
     void measure();
     void pollLoop();
     void recordSides(int layer); // the GPU's stamps of layer's latest hand-off, into m_sides
-    cudaError_t handOver(int layer, int rows, const float* x, const std::int32_t* ids,
-        const float* weights, float* out, cudaStream_t stream);
 
     const HyperParameters* m_hp = nullptr;
     const ModelWeights* m_weights = nullptr;
     const std::vector<std::vector<bool>>* m_onGpu = nullptr;
-    const std::vector<std::vector<bool>>* m_onCpu = nullptr;
     const std::vector<ExpertBases>* m_bases = nullptr;
     int m_k = 0, m_rowCapacity = 0;
     std::int64_t m_hidden = 0;
     bool m_integerProducts = true;
     std::unique_ptr<kernels::ThreadPool> m_pool;
-    Handoff m_handoff = Handoff::Poll;
     // Pinned and mapped: one step's layer at a time (the layers of a step run in order).
     float* m_x = nullptr;
     std::int32_t* m_ids = nullptr;
@@ -125,7 +118,6 @@ private:
     std::mutex m_wakeMutex;
     std::condition_variable m_wakeCv;
     std::uint64_t m_wakes = 0; // under m_wakeMutex
-    std::map<std::pair<int, int>, std::unique_ptr<Job>> m_jobs; // stable: graphs keep them
     std::vector<std::pair<int, float>> m_chosen;
     double m_bytesPerSecond = 0.0, m_fixedSeconds = 0.0;
     // The latest layers' compute and start-to-start times, in microseconds (a ring of

@@ -27,15 +27,29 @@ __device__ __forceinline__ std::uint64_t globalNanoseconds()
 
 __global__ void handoffToHostKernel(HostHandoffBuffers host, std::uint32_t* counter, int layer,
     int rows, const float* x, const std::int32_t* ids, const float* weights, std::int64_t hidden,
-    int k)
+    int k, HostSplit split, std::int32_t* gpuIds)
 {
-    const std::int64_t n = std::int64_t(rows) * hidden, pairs = std::int64_t(rows) * k;
+    // A thread a row splits its choices (rows: a decode step's few).
+    for (int t = threadIdx.x; t < rows; t += blockDim.x) {
+        const std::int64_t at = std::int64_t(t) * k;
+        int hostChoices = 0;
+        for (int j = 0; j < k; ++j) {
+            const std::int32_t e = ids[at + j];
+            hostChoices += e >= 0 && split.hostMask[e] ? 1 : 0;
+        }
+        int toCpu = split.cpuTake[hostChoices];
+        for (int j = 0; j < k; ++j) {
+            const std::int32_t e = ids[at + j];
+            const bool cpu = toCpu > 0 && e >= 0 && split.hostMask[e];
+            toCpu -= cpu ? 1 : 0;
+            host.ids[at + j] = cpu ? e : -1;
+            host.weights[at + j] = weights[at + j];
+            gpuIds[at + j] = cpu ? split.zeroExpert : e;
+        }
+    }
+    const std::int64_t n = std::int64_t(rows) * hidden;
     for (std::int64_t i = threadIdx.x; i < n; i += blockDim.x)
         host.x[i] = x[i];
-    for (std::int64_t i = threadIdx.x; i < pairs; i += blockDim.x) {
-        host.ids[i] = ids[i];
-        host.weights[i] = weights[i];
-    }
     __threadfence_system();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -86,12 +100,12 @@ __global__ void stampKernel(std::uint64_t* slot)
 
 cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter, int layer,
     int rows, const float* x, const std::int32_t* ids, const float* weights, std::int64_t hidden,
-    int k, cudaStream_t stream)
+    int k, const HostSplit& split, std::int32_t* gpuIds, cudaStream_t stream)
 {
-    if (rows <= 0 || !host.control || !counter)
+    if (rows <= 0 || !host.control || !counter || !split.hostMask || !split.cpuTake || !gpuIds)
         return cudaErrorInvalidValue;
     handoffToHostKernel<<<1, kThreads, 0, stream>>>(
-        host, counter, layer, rows, x, ids, weights, hidden, k);
+        host, counter, layer, rows, x, ids, weights, hidden, k, split, gpuIds);
     return cudaGetLastError();
 }
 

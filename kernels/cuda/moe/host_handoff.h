@@ -6,8 +6,9 @@
 // the host experts and writes their sums and the same number back; a second kernel waits for
 // it and copies the sums to the device. A graph's host node does the same through the driver,
 // whose round trip is tens of microseconds per layer on a virtual machine's host; here it is
-// the PCIe writes' latency. The kernels run on a stream of their own beside the GPU's products
-// and hold one block each while they wait.
+// the PCIe writes' latency. The first kernel also splits each token's host choices between
+// the CPU and the GPU (HostSplit), so it runs before the GPU's products on their stream; the
+// second runs on a stream of its own beside them and holds one block while it waits.
 
 #include <cstdint>
 #include <cuda_runtime.h>
@@ -39,12 +40,25 @@ struct HostHandoffBuffers {
 
 constexpr int kTimesPerLayer = 4; // published, answer seen, GPU done, (padding)
 
-// Copies x, ids and weights of `rows` rows to the host buffers, then numbers the request from
-// *counter (device memory, one per hand-off channel: graphs replay the same kernels, so the
-// numbers come from the device) and publishes it with `layer` and `rows`.
+// How a layer's host experts are shared between the CPU and the GPU, decided per row of each
+// step: of the row's choices that are in host memory (hostMask[e] != 0), the first
+// cpuTake[n] go to the CPU, n being how many there are (cpuTake: [k + 1], from the cost
+// model; it may change between steps); the rest the GPU reads in place. The GPU's copy of the
+// ids names zeroExpert (a device expert of zeros) for those the CPU takes.
+struct HostSplit {
+    const std::uint8_t* hostMask = nullptr; // device [experts]
+    const std::int32_t* cpuTake = nullptr; // device [k + 1]
+    std::int32_t zeroExpert = 0; // the id of the zero expert in the GPU's expert tables
+};
+
+// Splits each row's choices (HostSplit): the CPU's ids (-1: not the CPU's) and all weights to
+// the host buffers, the GPU's ids to gpuIds (device [rows][k]); copies x of `rows` rows to
+// the host buffers; then numbers the request from *counter (device memory, one per hand-off
+// channel: graphs replay the same kernels, so the numbers come from the device) and publishes
+// it with `layer` and `rows`. Runs on the stream of the GPU's products (they read gpuIds).
 cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter, int layer,
     int rows, const float* x, const std::int32_t* ids, const float* weights, std::int64_t hidden,
-    int k, cudaStream_t stream);
+    int k, const HostSplit& split, std::int32_t* gpuIds, cudaStream_t stream);
 
 // Waits until the CPU has answered the request *counter names, then copies its sums
 // ([rows][hidden]) into out (device). A CPU that does not answer within `timeoutSeconds` traps

@@ -185,17 +185,14 @@ TEST_P(ExpertOffload, givesTheLogitsOfEveryExpertOnTheGpu)
     // or no experts cached) and half way, each read in place, staged, with the CPU computing
     // the host experts of decode steps, and as the cost model chooses.
     for (const std::uint64_t budget : { fits - 1, least + (fits - least) / 2, least }) {
-        // "": the cost model's choice, which may take the host view for decode; "host-node":
-        // the host view through the driver's host nodes instead of the polled hand-off.
-        for (const std::string mode : { "inplace", "staged", "host", "host-node", "" }) {
+        // "host": every host choice on the CPU; "split": each token's host choices shared
+        // between the CPU and the GPU's in-place reads by the cost model; "": the cost model's
+        // choice, which may take the host view for decode.
+        for (const std::string mode : { "inplace", "staged", "host", "split", "" }) {
             if (mode.empty())
                 unsetenv("CW_CUDA_EXPERTS");
             else
-                setenv("CW_CUDA_EXPERTS", mode == "host-node" ? "host" : mode.c_str(), 1);
-            if (mode == "host-node")
-                setenv("CW_CUDA_HANDOFF", "node", 1);
-            else
-                unsetenv("CW_CUDA_HANDOFF");
+                setenv("CW_CUDA_EXPERTS", mode.c_str(), 1);
             auto model = load(path, precision, budget);
             ASSERT_TRUE(model) << "budget " << budget;
             const auto [onGpu, total] = cached(*model);
@@ -250,7 +247,6 @@ TEST_P(ExpertOffload, givesTheLogitsOfEveryExpertOnTheGpu)
         }
     }
     unsetenv("CW_CUDA_EXPERTS");
-    unsetenv("CW_CUDA_HANDOFF");
     // Under the least: the error names the budget and what even the offloaded model needs.
     auto description = cw::engine::openModel(path);
     ASSERT_TRUE(description.ok());
