@@ -233,6 +233,7 @@ private:
     DecodeViewTrial m_viewTrial;
     cudaEvent_t m_viewStart = nullptr, m_viewStop = nullptr;
     bool m_stepHostView = false; // this step takes host views for some layer
+    DecodeViewTrial::View m_stepView = DecodeViewTrial::InPlace; // the trial's view of the step
     bool m_viewTimed = false; // this step's graph launch is one of the trial's
     bool m_viewTimeRecorded = false;
     std::int64_t m_stepsSinceRefresh = 0;
@@ -832,11 +833,17 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         // CW_CUDA_EXPERTS forces is not second-guessed.
         const bool trial = host && !m_expertCache->viewForced();
         m_viewTimed = trial && m_viewTrial.deciding(int(T));
-        if (trial && !m_viewTrial.hostView(int(T))) {
+        m_stepView = !host ? DecodeViewTrial::InPlace
+            : trial        ? m_viewTrial.view(int(T))
+                           : DecodeViewTrial::Split;
+        if (m_stepView == DecodeViewTrial::InPlace) {
             m_hostLayers.assign(m_w.layers.size(), false);
             host = false;
         }
         m_stepHostView = host;
+        // The share is read on the device when the step runs: the graphs stay as captured.
+        if (host)
+            check(m_expertCache->setAllOnCpu(m_stepView == DecodeViewTrial::AllOnCpu, m_stream));
         if (host)
             m_expertCache->wakeHostExperts();
     }
@@ -1240,7 +1247,7 @@ Result<StepOutput> CudaBackend::finishStep()
     float viewMs = 0.0f;
     if (m_viewTimeRecorded && m_error == cudaSuccess
         && cudaEventElapsedTime(&viewMs, m_viewStart, m_viewStop) == cudaSuccess)
-        m_viewTrial.record(int(rows), m_stepHostView, double(viewMs) * 1e-3);
+        m_viewTrial.record(int(rows), m_stepView, double(viewMs) * 1e-3);
     m_step = nullptr;
     if (m_error != cudaSuccess) {
         const cudaError_t e = m_error;

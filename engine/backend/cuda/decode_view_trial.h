@@ -3,12 +3,13 @@
 // Decode steps of a model whose routed experts spill to host memory may take the host view
 // (the CPU computes part of each layer's host experts beside the GPU, expert_cache.h) where the
 // cost model expects it to finish first. The cost model's rates are each measured alone, and
-// run together the two sides do not reach them (on the H100 host, 2026-12-07, the split it
-// chose decoded at 84 tokens/s where every host expert read in place gave 111; through the
-// polled hand-off 115-118 against 111, and which wins differs from machine to machine:
-// kernels/cuda/PERFORMANCE.md, "Routed experts in host memory"). So each decode batch size's first
-// graphed steps alternate between the cost model's views and every host expert read in place,
-// timed on the card, and the faster is kept until the cache's experts move.
+// run together the two sides do not reach them; which way wins differs from machine to machine
+// (kernels/cuda/PERFORMANCE.md, "Routed experts in host memory": on one H100 host the GPU read
+// host memory in place at 51 GB/s and its CPU at 60, on another at 34 and 85, where every
+// host expert on the CPU decoded at 150 tokens/s, the cost model's split at 124). So each
+// decode batch size's first graphed steps take turns among three views, timed on the card:
+// every host expert read in place, the cost model's split, and every host choice on the CPU;
+// the fastest is kept until the cache's experts move.
 
 #include <algorithm>
 #include <array>
@@ -19,21 +20,26 @@ namespace cw::engine {
 
 class DecodeViewTrial {
 public:
-    // Timed steps of each side before the choice (the median decides: a graph's first launch
+    enum View { InPlace = 0, Split = 1, AllOnCpu = 2 };
+    static constexpr int kViews = 3;
+    // Timed steps of each view before the choice (the median decides: a graph's first launch
     // and a busy host can make one step slow).
     static constexpr std::size_t kRunsEach = 3;
 
-    // Whether a decode step of `rows` rows takes the cost model's host views (false: every host
-    // expert read in place).
-    bool hostView(int rows) const
+    // The view a decode step of `rows` rows takes: the chosen one, or the next to time.
+    View view(int rows) const
     {
         const auto found = m_sizes.find(rows);
         if (found == m_sizes.end())
-            return true;
+            return Split;
         const Size& s = found->second;
         if (s.chosen >= 0)
-            return s.chosen == 1;
-        return s.seconds[1].size() <= s.seconds[0].size();
+            return View(s.chosen);
+        View next = Split;
+        for (const View v : { Split, AllOnCpu, InPlace })
+            if (s.seconds[std::size_t(v)].size() < s.seconds[std::size_t(next)].size())
+                next = v;
+        return next;
     }
 
     // Whether steps of `rows` rows are still being timed.
@@ -43,14 +49,20 @@ public:
         return found == m_sizes.end() || found->second.chosen < 0;
     }
 
-    void record(int rows, bool host, double seconds)
+    void record(int rows, View view, double seconds)
     {
         Size& s = m_sizes[rows];
         if (s.chosen >= 0)
             return;
-        s.seconds[host ? 1 : 0].push_back(seconds);
-        if (s.seconds[0].size() >= kRunsEach && s.seconds[1].size() >= kRunsEach)
-            s.chosen = median(s.seconds[1]) < median(s.seconds[0]) ? 1 : 0;
+        s.seconds[std::size_t(view)].push_back(seconds);
+        for (const auto& times : s.seconds)
+            if (times.size() < kRunsEach)
+                return;
+        int best = 0;
+        for (int v = 1; v < kViews; ++v)
+            if (median(s.seconds[std::size_t(v)]) < median(s.seconds[std::size_t(best)]))
+                best = v;
+        s.chosen = best;
     }
 
     // The experts moved (the cache's refresh): the split is another one, time it again.
@@ -58,7 +70,7 @@ public:
 
 private:
     struct Size {
-        std::array<std::vector<double>, 2> seconds; // [0] in place, [1] host views
+        std::array<std::vector<double>, kViews> seconds;
         int chosen = -1;
     };
     static double median(std::vector<double> v)

@@ -138,7 +138,8 @@ std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging
     }
     const std::uint64_t counts = alignUp(w.layers.size() * experts * 4) + 2 * kAlign;
     const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4)
-        + alignUp(std::uint64_t(hostRowCapacity()) * experts * 4); // GPU ids: k <= experts
+        + alignUp(std::uint64_t(hostRowCapacity()) * experts * 4) // GPU ids: k <= experts
+        + kAlign; // the split's switch
     return tables + counts + host + (withStaging ? 2 * widest : 0);
 }
 
@@ -212,6 +213,13 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     if (!gpuIds)
         return gpuIds.error();
     c->m_hostGpuIds = static_cast<std::int32_t*>(*gpuIds);
+    auto allOnCpu = arena.allocate(kAlign, "the host split's switch");
+    if (!allOnCpu)
+        return allOnCpu.error();
+    c->m_allOnCpu = static_cast<std::int32_t*>(*allOnCpu);
+    if (auto e = cudaMemset(c->m_allOnCpu, 0, 4); e != cudaSuccess)
+        return cudaFailure("clearing the host split's switch", e);
+    c->m_allOnCpuSet = 0;
     for (int l : c->m_offloadedOrder)
         if (auto r = c->buildLayer(l, arena); !r)
             return r.error();
@@ -602,8 +610,16 @@ cudaError_t ExpertCache::handOverToHost(int layer, int rows, const float* x,
     if (!m_hostExperts)
         return cudaErrorInvalidValue;
     const auto& L = m_layers[std::size_t(layer)];
-    const cuda::HostSplit split { L.hostMask, L.cpuTake, m_experts };
+    const cuda::HostSplit split { L.hostMask, L.cpuTake, m_allOnCpu, m_experts };
     return m_hostExperts->handOver(layer, rows, x, ids, weights, split, m_hostGpuIds, stream);
+}
+
+cudaError_t ExpertCache::setAllOnCpu(bool all, cudaStream_t stream)
+{
+    if (!m_allOnCpu || m_allOnCpuSet == int(all))
+        return cudaSuccess;
+    m_allOnCpuSet = int(all);
+    return cudaMemsetAsync(m_allOnCpu, all ? 1 : 0, 4, stream);
 }
 
 cudaError_t ExpertCache::awaitHost(int layer, int rows, cudaStream_t stream)

@@ -98,6 +98,9 @@ public:
     cudaError_t awaitHost(int layer, int rows, cudaStream_t stream);
     cudaError_t markGpuDone(int layer, cudaStream_t stream);
     const std::int32_t* hostGpuIds() const { return m_hostGpuIds; }
+    // In stream order, for the steps after: every host choice of the host view on the CPU
+    // (true) or the cost model's split (decode_view_trial.h times both).
+    cudaError_t setAllOnCpu(bool all, cudaStream_t stream);
     const float* hostSums() const { return m_hostSums; }
     // Before a decode step with host views: the CPU's polling thread is spinning when the
     // step's first layer reaches it (HostExperts::wake).
@@ -172,6 +175,8 @@ private:
     std::vector<ExpertBases> m_hostBases;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::int32_t* m_hostGpuIds = nullptr; // device [decode rows][k]
+    std::int32_t* m_allOnCpu = nullptr; // device word (HostSplit::allOnCpu)
+    int m_allOnCpuSet = -1; // what m_allOnCpu was last set to (-1: not yet)
     std::string m_countsPath;
     Forced m_forced = Forced::None; // CW_CUDA_EXPERTS, read at create
     std::vector<void*> m_hostCopies; // the host experts' pinned copies

@@ -358,7 +358,8 @@ void HostExperts::measure()
     }
     const auto* zeros = static_cast<const std::byte*>(device);
     const kernels::cuda::HostSplit noSplit { reinterpret_cast<const std::uint8_t*>(zeros),
-        reinterpret_cast<const std::int32_t*>(zeros), 0 };
+        reinterpret_cast<const std::int32_t*>(zeros), reinterpret_cast<const std::int32_t*>(zeros),
+        0 };
     auto roundTrip = [&] { // one row there and back, nothing computed (layer -1)
         handOver(-1, 1, reinterpret_cast<const float*>(zeros),
             reinterpret_cast<const std::int32_t*>(zeros), reinterpret_cast<const float*>(zeros),

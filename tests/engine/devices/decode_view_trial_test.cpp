@@ -4,20 +4,26 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <vector>
+
 using cw::engine::DecodeViewTrial;
+using View = DecodeViewTrial::View;
 
 namespace {
 
-// Runs the trial for `rows` until it decides, each side's steps taking the given times in turn;
-// returns how many steps that took.
-int decide(DecodeViewTrial& trial, int rows, const std::vector<double>& host,
-    const std::vector<double>& inPlace)
+// Per view (in place, split, all on the CPU): the times its steps take, in turn.
+using Times = std::array<std::vector<double>, DecodeViewTrial::kViews>;
+
+// Runs the trial for `rows` until it decides; returns how many steps that took.
+int decide(DecodeViewTrial& trial, int rows, const Times& times)
 {
-    std::size_t h = 0, p = 0;
+    std::array<std::size_t, DecodeViewTrial::kViews> next {};
     int steps = 0;
     while (trial.deciding(rows) && steps < 100) {
-        const bool view = trial.hostView(rows);
-        trial.record(rows, view, view ? host[h++ % host.size()] : inPlace[p++ % inPlace.size()]);
+        const View view = trial.view(rows);
+        const auto& t = times[std::size_t(view)];
+        trial.record(rows, view, t[next[std::size_t(view)]++ % t.size()]);
         ++steps;
     }
     return steps;
@@ -25,55 +31,61 @@ int decide(DecodeViewTrial& trial, int rows, const std::vector<double>& host,
 
 } // namespace
 
-TEST(DecodeViewTrial, alternatesTheViewsUntilEachHasItsRuns)
+TEST(DecodeViewTrial, takesTheViewsInTurnUntilEachHasItsRuns)
 {
     DecodeViewTrial trial;
     EXPECT_TRUE(trial.deciding(1));
-    std::vector<bool> views;
-    for (std::size_t i = 0; i < 2 * DecodeViewTrial::kRunsEach; ++i) {
+    std::vector<View> views;
+    for (std::size_t i = 0; i < DecodeViewTrial::kViews * DecodeViewTrial::kRunsEach; ++i) {
         ASSERT_TRUE(trial.deciding(1));
-        views.push_back(trial.hostView(1));
+        views.push_back(trial.view(1));
         trial.record(1, views.back(), 0.010);
     }
     EXPECT_FALSE(trial.deciding(1));
+    const View order[] = { View::Split, View::AllOnCpu, View::InPlace };
     for (std::size_t i = 0; i < views.size(); ++i)
-        EXPECT_EQ(views[i], i % 2 == 0) << "step " << i;
+        EXPECT_EQ(views[i], order[i % 3]) << "step " << i;
 }
 
-TEST(DecodeViewTrial, keepsTheFasterByTheMedianNotOneSlowStep)
+TEST(DecodeViewTrial, keepsTheFastestByTheMedianNotOneSlowStep)
 {
-    DecodeViewTrial slowHost;
-    decide(slowHost, 1, { 0.012, 0.012, 0.012 }, { 0.009, 0.009, 0.009 });
-    EXPECT_FALSE(slowHost.hostView(1));
+    DecodeViewTrial inPlace;
+    decide(inPlace, 1, { { { 0.009 }, { 0.012 }, { 0.011 } } });
+    EXPECT_EQ(inPlace.view(1), View::InPlace);
 
-    // The host views' first graph launch is slow; their median is still the faster.
-    DecodeViewTrial fastHost;
-    decide(fastHost, 1, { 0.050, 0.006, 0.006 }, { 0.009, 0.009, 0.009 });
-    EXPECT_TRUE(fastHost.hostView(1));
+    // Every host choice on the CPU wins (a host whose GPU reads host memory slowly).
+    DecodeViewTrial allOnCpu;
+    decide(allOnCpu, 1, { { { 0.009 }, { 0.008 }, { 0.0067 } } });
+    EXPECT_EQ(allOnCpu.view(1), View::AllOnCpu);
+
+    // The split's first graph launch is slow; its median is still the fastest.
+    DecodeViewTrial split;
+    decide(split, 1, { { { 0.009 }, { 0.050, 0.006, 0.006 }, { 0.007 } } });
+    EXPECT_EQ(split.view(1), View::Split);
 }
 
 TEST(DecodeViewTrial, eachBatchSizeIsTimedOnItsOwn)
 {
     DecodeViewTrial trial;
-    decide(trial, 1, { 0.006 }, { 0.009 });
+    decide(trial, 1, { { { 0.009 }, { 0.006 }, { 0.007 } } });
     EXPECT_FALSE(trial.deciding(1));
     EXPECT_TRUE(trial.deciding(8));
-    decide(trial, 8, { 0.030 }, { 0.020 });
-    EXPECT_TRUE(trial.hostView(1));
-    EXPECT_FALSE(trial.hostView(8));
+    decide(trial, 8, { { { 0.020 }, { 0.030 }, { 0.025 } } });
+    EXPECT_EQ(trial.view(1), View::Split);
+    EXPECT_EQ(trial.view(8), View::InPlace);
 }
 
 TEST(DecodeViewTrial, aDecidedSizeIgnoresLaterTimesAndResetTimesItAgain)
 {
     DecodeViewTrial trial;
-    decide(trial, 4, { 0.006 }, { 0.009 });
-    ASSERT_TRUE(trial.hostView(4));
+    decide(trial, 4, { { { 0.009 }, { 0.006 }, { 0.008 } } });
+    ASSERT_EQ(trial.view(4), View::Split);
     for (int i = 0; i < 10; ++i)
-        trial.record(4, true, 1.0); // a slow step after the choice does not reopen it
+        trial.record(4, View::Split, 1.0); // a slow step after the choice does not reopen it
     EXPECT_FALSE(trial.deciding(4));
-    EXPECT_TRUE(trial.hostView(4));
+    EXPECT_EQ(trial.view(4), View::Split);
     trial.reset(); // the cache's experts moved
     EXPECT_TRUE(trial.deciding(4));
-    decide(trial, 4, { 0.012 }, { 0.009 });
-    EXPECT_FALSE(trial.hostView(4));
+    decide(trial, 4, { { { 0.009 }, { 0.012 }, { 0.010 } } });
+    EXPECT_EQ(trial.view(4), View::InPlace);
 }
