@@ -57,11 +57,12 @@ const CudaSwitch kSwitches[] = {
     { "CW_CUDA_MOE", Values::Choice, "direct|integer",
         "`direct`: the f32 expert kernels instead of the integer ones at decode sizes "
         "(default `integer`, where the experts' types allow)" },
-    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host|split",
+    { "CW_CUDA_EXPERTS", Values::Choice, "inplace|staged|host|split|halves",
         "with routed experts in host memory (`--gpu-memory` under the model's size): the GPU "
         "reads them in place over PCIe; prefill steps copy them to the GPU first (`staged`); "
         "decode steps have the CPU compute all of them beside the GPU (`host`); `split`: the "
-        "cost model's choice per layer and of each token's share for the CPU, untimed; unset: the cost model chooses per layer and step, "
+        "cost model's choice per layer and of each token's share for the CPU, untimed; "
+        "`halves`: half of each token's host choices on the CPU (tests: both sides at once); unset: the cost model chooses per layer and step, "
         "and each decode batch size's first steps time its host views against none, keeping "
         "the faster (`engine/backend/cuda/decode_view_trial.h`)" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",

@@ -530,15 +530,16 @@ double ExpertCache::hostSplitSeconds(int layer, int n, int c) const
 }
 
 // For each n, the c that finishes a token's n host choices soonest (the fewest on the CPU
-// among equals); every one on the CPU when CW_CUDA_EXPERTS=host.
+// among equals); every one on the CPU when CW_CUDA_EXPERTS=host, half of them (rounded up)
+// when it is `halves` (tests: both sides of the host view in every token).
 void ExpertCache::planHostSplit(int layer)
 {
     auto& L = m_layers[std::size_t(layer)];
     const bool rates
         = m_hostExperts && m_hostExperts->bytesPerSecond() > 0.0 && m_mappedBytesPerSecond > 0.0;
     for (int n = 0; n <= m_k; ++n) {
-        int best = m_forced == Forced::Host ? n : 0;
-        if (m_forced != Forced::Host && rates) {
+        int best = m_forced == Forced::Host ? n : m_forced == Forced::Halves ? (n + 1) / 2 : 0;
+        if (m_forced != Forced::Host && m_forced != Forced::Halves && rates) {
             double bestSeconds = inPlaceSeconds(layer, n);
             for (int c = 1; c <= n; ++c) {
                 const double t = hostSplitSeconds(layer, n, c);
@@ -563,7 +564,8 @@ ExpertCache::Forced ExpertCache::forcedView()
         return Forced::None;
     for (const auto& [name, value] :
         { std::pair { "inplace", Forced::InPlace }, std::pair { "staged", Forced::Staged },
-            std::pair { "host", Forced::Host }, std::pair { "split", Forced::Split } })
+            std::pair { "host", Forced::Host }, std::pair { "split", Forced::Split },
+            std::pair { "halves", Forced::Halves } })
         if (std::strcmp(forced, name) == 0)
             return value;
     return Forced::None;
@@ -575,7 +577,7 @@ bool ExpertCache::prefersHost(int layer, std::int64_t tokens) const
     if (!m_hostExperts || !L.offloaded || tokens > m_hostExperts->rowCapacity()
         || !cuda::routedExpertsReadPerChoice(tokens))
         return false;
-    if (m_forced == Forced::Host)
+    if (m_forced == Forced::Host || m_forced == Forced::Halves)
         return true;
     if (m_forced == Forced::Staged || m_forced == Forced::InPlace)
         return false;

@@ -84,8 +84,8 @@ public:
     // all in place. Either view is right whatever the refreshes did, so a decode graph
     // captured with either stays right.
     bool prefersHost(int layer, std::int64_t tokens) const;
-    // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host) over the cost model, or
-    // the cost model's own choice untimed (split).
+    // Whether CW_CUDA_EXPERTS forces one view (inplace, staged, host, halves) over the cost
+    // model, or the cost model's own choice untimed (split).
     bool viewForced() const { return m_forced != Forced::None; }
     // The host view of a decode step's `layer`, in three parts: on the products' stream after
     // the router, handOverToHost splits rows x, ids, weights between the CPU and the GPU
@@ -133,7 +133,7 @@ public:
     std::string activity() const { return m_hostExperts ? m_hostExperts->activity() : ""; }
 
 private:
-    enum class Forced { None, InPlace, Staged, Host, Split };
+    enum class Forced { None, InPlace, Staged, Host, Split, Halves };
     static Forced forcedView();
     ExpertCache() = default;
     struct Stack; // one distinct expert tensor of a layer

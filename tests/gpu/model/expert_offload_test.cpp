@@ -185,10 +185,10 @@ TEST_P(ExpertOffload, givesTheLogitsOfEveryExpertOnTheGpu)
     // or no experts cached) and half way, each read in place, staged, with the CPU computing
     // the host experts of decode steps, and as the cost model chooses.
     for (const std::uint64_t budget : { fits - 1, least + (fits - least) / 2, least }) {
-        // "host": every host choice on the CPU; "split": each token's host choices shared
-        // between the CPU and the GPU's in-place reads by the cost model; "": the cost model's
+        // "host": every host choice on the CPU; "halves": half of each token's on the CPU, the
+        // rest read in place beside it; "split": shared by the cost model; "": the cost model's
         // choice, which may take the host view for decode.
-        for (const std::string mode : { "inplace", "staged", "host", "split", "" }) {
+        for (const std::string mode : { "inplace", "staged", "host", "halves", "split", "" }) {
             if (mode.empty())
                 unsetenv("CW_CUDA_EXPERTS");
             else
