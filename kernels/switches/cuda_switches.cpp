@@ -65,11 +65,6 @@ const CudaSwitch kSwitches[] = {
         "`halves`: half of each token's host choices on the CPU (tests: both sides at once); unset: the cost model chooses per layer and step, "
         "and each decode batch size's first steps time its host views against none, keeping "
         "the faster (`engine/backend/cuda/decode_view_trial.h`)" },
-    { "CW_CUDA_HOST_PAGES", Values::Choice, "driver|huge",
-        "the offloaded experts' page-locked host memory: the driver's (`cudaHostAlloc`, "
-        "default) or anonymous memory in 2 MiB transparent huge pages registered with the "
-        "driver (`engine/backend/cuda/pinned_host_memory.h`), for A/B runs of the CPU's and the "
-        "GPU's reads of it" },
     { "CW_CUDA_EXACT_ATTENTION", Values::Choice, "0|1",
         "`1`: f32 prefill attention under the bf16 and tf32 precisions" },
     { "CW_CUDA_ARCHITECTURES", Values::Any, "90, 80;86;89;90 ...",

@@ -10,7 +10,6 @@
 #include <cstring>
 #include <fstream>
 #include <map>
-#include <optional>
 #include <thread>
 
 namespace cw::engine {
@@ -287,6 +286,8 @@ ExpertCache::~ExpertCache()
         if (m_free[b])
             cudaEventDestroy(m_free[b]);
     }
+    for (void* p : m_hostCopies)
+        cudaFreeHost(p);
 }
 
 // The offloaded experts' host bytes, copied into page-locked memory the GPU reads. Not the
@@ -304,9 +305,12 @@ Result<void> ExpertCache::pinHostExperts()
         for (const TensorView* v : distinctViews(m_weights->layers[std::size_t(l)].moe))
             jobs.push_back({ l, v });
     std::vector<Stack> stacks(jobs.size());
-    std::vector<PinnedHostMemory> copies(jobs.size());
-    const bool huge = PinnedHostMemory::hugePagesWanted();
-    std::vector<std::optional<Error>> failures(jobs.size());
+    std::vector<void*> copies(jobs.size(), nullptr);
+    struct Failure {
+        std::string what;
+        cudaError_t error = cudaSuccess;
+    };
+    std::vector<Failure> failures(jobs.size());
     auto work = [&](std::int64_t begin, std::int64_t end) {
         for (std::size_t j = std::size_t(begin); j < std::size_t(end); ++j) {
             const TensorView* v = jobs[j].view;
@@ -314,19 +318,18 @@ Result<void> ExpertCache::pinHostExperts()
             s.view = v;
             s.expertBytes = expertBytesOf(*v);
             const std::size_t stride = alignUp(s.expertBytes);
-            const std::string what = "layer " + std::to_string(jobs[j].layer) + "'s experts ("
-                + gibText(double(stride) * double(v->ne[2])) + ")";
-            auto pinned
-                = PinnedHostMemory::allocate(stride * std::size_t(v->ne[2]), huge, what.c_str());
-            if (!pinned) {
-                failures[j] = pinned.error();
+            void* copy = nullptr;
+            if (auto e = cudaHostAlloc(&copy, stride * std::size_t(v->ne[2]), cudaHostAllocMapped);
+                e != cudaSuccess) {
+                failures[j] = { "pinning host memory for layer " + std::to_string(jobs[j].layer)
+                        + "'s experts (" + gibText(double(stride) * double(v->ne[2])) + ")",
+                    e };
                 continue;
             }
-            void* copy = pinned->data();
-            copies[j] = std::move(*pinned);
+            copies[j] = copy;
             void* mapped = nullptr;
             if (auto e = cudaHostGetDevicePointer(&mapped, copy, 0); e != cudaSuccess) {
-                failures[j] = cudaFailure("mapping the experts' host memory", e);
+                failures[j] = { "mapping the experts' host memory", e };
                 continue;
             }
             for (std::int64_t e = 0; e < v->ne[2]; ++e) {
@@ -340,12 +343,12 @@ Result<void> ExpertCache::pinHostExperts()
     kernels::ThreadPool(
         int(std::min<std::size_t>(jobs.size(), std::thread::hardware_concurrency())))
         .parallelFor(std::int64_t(jobs.size()), work);
-    for (auto& c : copies)
-        if (c.data())
-            m_hostCopies.push_back(std::move(c));
+    for (void* c : copies)
+        if (c)
+            m_hostCopies.push_back(c);
     for (const auto& f : failures)
-        if (f)
-            return *f;
+        if (f.error != cudaSuccess)
+            return cudaFailure(f.what, f.error);
     for (std::size_t j = 0; j < jobs.size(); ++j)
         m_layers[std::size_t(jobs[j].layer)].stacks.push_back(std::move(stacks[j]));
     return {};
@@ -559,9 +562,10 @@ ExpertCache::Forced ExpertCache::forcedView()
     const char* forced = std::getenv("CW_CUDA_EXPERTS");
     if (!forced)
         return Forced::None;
-    for (const auto& [name, value] : { std::pair { "inplace", Forced::InPlace },
-             std::pair { "staged", Forced::Staged }, std::pair { "host", Forced::Host },
-             std::pair { "split", Forced::Split }, std::pair { "halves", Forced::Halves } })
+    for (const auto& [name, value] :
+        { std::pair { "inplace", Forced::InPlace }, std::pair { "staged", Forced::Staged },
+            std::pair { "host", Forced::Host }, std::pair { "split", Forced::Split },
+            std::pair { "halves", Forced::Halves } })
         if (std::strcmp(forced, name) == 0)
             return value;
     return Forced::None;

@@ -26,7 +26,6 @@
 
 #include "engine/backend/cuda/device_memory.h"
 #include "engine/backend/cuda/host_experts.h"
-#include "engine/backend/cuda/pinned_host_memory.h"
 #include "engine/backend/expert_placement.h"
 #include "engine/models/model_weights.h"
 #include "kernels/cuda/moe/moe_experts.h"
@@ -180,7 +179,7 @@ private:
     int m_allOnCpuSet = -1; // what m_allOnCpu was last set to (-1: not yet)
     std::string m_countsPath;
     Forced m_forced = Forced::None; // CW_CUDA_EXPERTS, read at create
-    std::vector<PinnedHostMemory> m_hostCopies; // the host experts' pinned copies
+    std::vector<void*> m_hostCopies; // the host experts' pinned copies
     double m_copyBytesPerSecond = 0.0, m_mappedBytesPerSecond = 0.0;
 };
 
