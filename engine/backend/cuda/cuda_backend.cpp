@@ -843,7 +843,12 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
         m_stepHostView = host;
         // The share is read on the device when the step runs: the graphs stay as captured.
         if (host)
-            check(m_expertCache->setAllOnCpu(m_stepView == DecodeViewTrial::AllOnCpu, m_stream));
+            check(m_expertCache->usePlan(m_stepView == DecodeViewTrial::AllOnCpu
+                    ? ExpertCache::SplitPlan::AllOnCpu
+                    : m_stepView == DecodeViewTrial::HalfRateSplit
+                    ? ExpertCache::SplitPlan::HalfRate
+                    : ExpertCache::SplitPlan::Measured,
+                m_stream));
         if (host)
             m_expertCache->wakeHostExperts();
     }

@@ -7,9 +7,10 @@
 // (kernels/cuda/PERFORMANCE.md, "Routed experts in host memory": on one H100 host the GPU read
 // host memory in place at 51 GB/s and its CPU at 60, on another at 34 and 85, where every
 // host expert on the CPU decoded at 150 tokens/s, the cost model's split at 124). So each
-// decode batch size's first graphed steps take turns among three views, timed on the card:
-// every host expert read in place, the cost model's split, and every host choice on the CPU;
-// the fastest is kept until the cache's experts move.
+// decode batch size's first graphed steps take turns among four views, timed on the card:
+// every host expert read in place, the cost model's split at the GPU's measured in-place rate
+// and at half of it (expert_cache.h's plans), and every host choice on the CPU; the fastest is
+// kept until the cache's experts move.
 
 #include <algorithm>
 #include <array>
@@ -20,8 +21,8 @@ namespace cw::engine {
 
 class DecodeViewTrial {
 public:
-    enum View { InPlace = 0, Split = 1, AllOnCpu = 2 };
-    static constexpr int kViews = 3;
+    enum View { InPlace = 0, Split = 1, HalfRateSplit = 2, AllOnCpu = 3 };
+    static constexpr int kViews = 4;
     // Timed steps of each view before the choice (the median decides: a graph's first launch
     // and a busy host can make one step slow).
     static constexpr std::size_t kRunsEach = 3;
@@ -36,7 +37,7 @@ public:
         if (s.chosen >= 0)
             return View(s.chosen);
         View next = Split;
-        for (const View v : { Split, AllOnCpu, InPlace })
+        for (const View v : { Split, HalfRateSplit, AllOnCpu, InPlace })
             if (s.seconds[std::size_t(v)].size() < s.seconds[std::size_t(next)].size())
                 next = v;
         return next;

@@ -107,8 +107,8 @@ struct ExpertCache::Layer {
     int gate = -1, up = -1, down = -1; // indices into stacks
     LayerStacks live, staged, host;
     std::size_t pairBytes = 0; // one expert's bytes over the layer's stacks
-    // The host view's split (host_handoff.h's HostSplit): device [experts] and [k + 1], and
-    // the latter as the cost model chose it.
+    // The host view's split (host_handoff.h's HostSplit): device [experts] and
+    // [kSplitPlans][k + 1], and the latter as the cost model chose it.
     std::uint8_t* hostMask = nullptr;
     std::int32_t* cpuTake = nullptr;
     std::vector<std::int32_t> cpuTakeChosen;
@@ -134,7 +134,7 @@ std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging
         widest = std::max(widest, layerBytes);
         if (L.moe.gate.view)
             hidden = std::uint64_t(L.moe.gate.cols);
-        tables += alignUp(experts) + alignUp((experts + 1) * 4); // the split: at most k + 1
+        tables += alignUp(experts) + alignUp(kSplitPlans * (experts + 1) * 4); // k <= experts
     }
     const std::uint64_t counts = alignUp(w.layers.size() * experts * 4) + 2 * kAlign;
     const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4)
@@ -213,13 +213,13 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
     if (!gpuIds)
         return gpuIds.error();
     c->m_hostGpuIds = static_cast<std::int32_t*>(*gpuIds);
-    auto allOnCpu = arena.allocate(kAlign, "the host split's switch");
-    if (!allOnCpu)
-        return allOnCpu.error();
-    c->m_allOnCpu = static_cast<std::int32_t*>(*allOnCpu);
-    if (auto e = cudaMemset(c->m_allOnCpu, 0, 4); e != cudaSuccess)
-        return cudaFailure("clearing the host split's switch", e);
-    c->m_allOnCpuSet = 0;
+    auto plan = arena.allocate(kAlign, "the host split's plan in use");
+    if (!plan)
+        return plan.error();
+    c->m_planInUse = static_cast<std::int32_t*>(*plan);
+    if (auto e = cudaMemset(c->m_planInUse, 0, 4); e != cudaSuccess)
+        return cudaFailure("clearing the host split's plan in use", e);
+    c->m_planSet = 0;
     for (int l : c->m_offloadedOrder)
         if (auto r = c->buildLayer(l, arena); !r)
             return r.error();
@@ -391,15 +391,16 @@ Result<void> ExpertCache::buildLayer(int layer, DeviceArena& arena)
         }
     }
     auto mask = arena.allocate(std::size_t(m_experts), name + " host mask");
-    auto take = arena.allocate(std::size_t(m_k + 1) * 4, name + " host split");
+    const std::size_t takeEntries = std::size_t(kSplitPlans) * std::size_t(m_k + 1);
+    auto take = arena.allocate(takeEntries * 4, name + " host split");
     if (!mask)
         return mask.error();
     if (!take)
         return take.error();
     L.hostMask = static_cast<std::uint8_t*>(*mask);
     L.cpuTake = static_cast<std::int32_t*>(*take);
-    L.cpuTakeChosen.assign(std::size_t(m_k + 1), 0);
-    if (auto err = cudaMemset(L.cpuTake, 0, std::size_t(m_k + 1) * 4); err != cudaSuccess)
+    L.cpuTakeChosen.assign(takeEntries, 0);
+    if (auto err = cudaMemset(L.cpuTake, 0, takeEntries * 4); err != cudaSuccess)
         return cudaFailure("clearing " + name + " host split", err);
     auto indexOf = [&](const TensorView* v) {
         for (std::size_t i = 0; i < L.stacks.size(); ++i)
@@ -513,44 +514,50 @@ std::vector<double> ExpertCache::choiceChances(int layer) const
     return p;
 }
 
-double ExpertCache::inPlaceSeconds(int layer, int n) const
+double ExpertCache::inPlaceSeconds(int layer, int n, double rate) const
 {
-    return double(n) * double(m_layers[std::size_t(layer)].pairBytes) / m_mappedBytesPerSecond;
+    return double(n) * double(m_layers[std::size_t(layer)].pairBytes)
+        / (rate * m_mappedBytesPerSecond);
 }
 
 // One token's n host choices with c of them on the CPU: the two sides run at once, the CPU's
 // with its fixed cost when it has any (the round trip is the layer's, counted once a step).
-double ExpertCache::hostSplitSeconds(int layer, int n, int c) const
+double ExpertCache::hostSplitSeconds(int layer, int n, int c, double rate) const
 {
     const auto& L = m_layers[std::size_t(layer)];
     const double cpu = c == 0 ? 0.0
                               : m_hostExperts->computeFixedSeconds()
             + double(c) * double(L.pairBytes) / m_hostExperts->bytesPerSecond();
-    return std::max(cpu, inPlaceSeconds(layer, n - c));
+    return std::max(cpu, inPlaceSeconds(layer, n - c, rate));
 }
 
-// For each n, the c that finishes a token's n host choices soonest (the fewest on the CPU
-// among equals); every one on the CPU when CW_CUDA_EXPERTS=host, half of them (rounded up)
-// when it is `halves` (tests: both sides of the host view in every token).
+// For each plan and n, the c that finishes a token's n host choices soonest at that plan's
+// in-place rate (the fewest on the CPU among equals); every one on the CPU when
+// CW_CUDA_EXPERTS=host, half of them (rounded up) when it is `halves` (tests: both sides of the
+// host view in every token), whichever plan is in use.
 void ExpertCache::planHostSplit(int layer)
 {
     auto& L = m_layers[std::size_t(layer)];
     const bool rates
         = m_hostExperts && m_hostExperts->bytesPerSecond() > 0.0 && m_mappedBytesPerSecond > 0.0;
-    for (int n = 0; n <= m_k; ++n) {
-        int best = m_forced == Forced::Host ? n : m_forced == Forced::Halves ? (n + 1) / 2 : 0;
-        if (m_forced != Forced::Host && m_forced != Forced::Halves && rates) {
-            double bestSeconds = inPlaceSeconds(layer, n);
-            for (int c = 1; c <= n; ++c) {
-                const double t = hostSplitSeconds(layer, n, c);
-                if (t < bestSeconds) {
-                    bestSeconds = t;
-                    best = c;
-                }
+    for (int plan = 0; plan < kSplitPlans; ++plan)
+        for (int n = 0; n <= m_k; ++n) {
+            int best = 0;
+            if (m_forced == Forced::Host || plan == int(SplitPlan::AllOnCpu))
+                best = n;
+            else if (m_forced == Forced::Halves)
+                best = (n + 1) / 2;
+            else if (rates) {
+                const double rate = plan == int(SplitPlan::HalfRate) ? 0.5 : 1.0;
+                double bestSeconds = inPlaceSeconds(layer, n, rate);
+                for (int c = 1; c <= n; ++c)
+                    if (const double t = hostSplitSeconds(layer, n, c, rate); t < bestSeconds) {
+                        bestSeconds = t;
+                        best = c;
+                    }
             }
+            L.cpuTakeChosen[std::size_t(plan) * std::size_t(m_k + 1) + std::size_t(n)] = best;
         }
-        L.cpuTakeChosen[std::size_t(n)] = best;
-    }
     cudaMemcpy(
         L.cpuTake, L.cpuTakeChosen.data(), L.cpuTakeChosen.size() * 4, cudaMemcpyHostToDevice);
 }
@@ -562,10 +569,9 @@ ExpertCache::Forced ExpertCache::forcedView()
     const char* forced = std::getenv("CW_CUDA_EXPERTS");
     if (!forced)
         return Forced::None;
-    for (const auto& [name, value] :
-        { std::pair { "inplace", Forced::InPlace }, std::pair { "staged", Forced::Staged },
-            std::pair { "host", Forced::Host }, std::pair { "split", Forced::Split },
-            std::pair { "halves", Forced::Halves } })
+    for (const auto& [name, value] : { std::pair { "inplace", Forced::InPlace },
+             std::pair { "staged", Forced::Staged }, std::pair { "host", Forced::Host },
+             std::pair { "split", Forced::Split }, std::pair { "halves", Forced::Halves } })
         if (std::strcmp(forced, name) == 0)
             return value;
     return Forced::None;
@@ -612,16 +618,17 @@ cudaError_t ExpertCache::handOverToHost(int layer, int rows, const float* x,
     if (!m_hostExperts)
         return cudaErrorInvalidValue;
     const auto& L = m_layers[std::size_t(layer)];
-    const cuda::HostSplit split { L.hostMask, L.cpuTake, m_allOnCpu, m_experts };
+    const cuda::HostSplit split { L.hostMask, L.cpuTake, m_planInUse, m_experts };
     return m_hostExperts->handOver(layer, rows, x, ids, weights, split, m_hostGpuIds, stream);
 }
 
-cudaError_t ExpertCache::setAllOnCpu(bool all, cudaStream_t stream)
+cudaError_t ExpertCache::usePlan(SplitPlan plan, cudaStream_t stream)
 {
-    if (!m_allOnCpu || m_allOnCpuSet == int(all))
+    if (!m_planInUse || m_planSet == int(plan))
         return cudaSuccess;
-    m_allOnCpuSet = int(all);
-    return cudaMemsetAsync(m_allOnCpu, all ? 1 : 0, 4, stream);
+    m_planSet = int(plan);
+    // From pageable memory: the runtime stages the word before it returns.
+    return cudaMemcpyAsync(m_planInUse, &m_planSet, 4, cudaMemcpyHostToDevice, stream);
 }
 
 cudaError_t ExpertCache::awaitHost(int layer, int rows, cudaStream_t stream)

@@ -98,9 +98,14 @@ public:
     cudaError_t awaitHost(int layer, int rows, cudaStream_t stream);
     cudaError_t markGpuDone(int layer, cudaStream_t stream);
     const std::int32_t* hostGpuIds() const { return m_hostGpuIds; }
-    // In stream order, for the steps after: every host choice of the host view on the CPU
-    // (true) or the cost model's split (decode_view_trial.h times both).
-    cudaError_t setAllOnCpu(bool all, cudaStream_t stream);
+    // The host view's plans of how many of a token's host choices the CPU takes: the cost
+    // model's at the GPU's measured in-place rate, at half of it (the decode products read a
+    // few experts in place at 15-30 GB/s where the bulk probe reads 34-51: PERFORMANCE.md), and
+    // every one on the CPU. decode_view_trial.h times them.
+    enum class SplitPlan { Measured = 0, HalfRate = 1, AllOnCpu = 2 };
+    static constexpr int kSplitPlans = 3;
+    // In stream order, for the steps after: the plan the host views take.
+    cudaError_t usePlan(SplitPlan plan, cudaStream_t stream);
     const float* hostSums() const { return m_hostSums; }
     // Before a decode step with host views: the CPU's polling thread is spinning when the
     // step's first layer reaches it (HostExperts::wake).
@@ -146,13 +151,13 @@ private:
     // Per expert of `layer`: the chance that one token chooses it (the measured counts, else
     // uniform).
     std::vector<double> choiceChances(int layer) const;
-    // Per layer: how many of a token's n host choices the CPU takes, for each n (the host
-    // view's split), from the measured rates; uploads it with the layer's host mask.
+    // Per layer: how many of a token's n host choices the CPU takes, for each n and plan (the
+    // host view's split), from the measured rates; uploads them.
     void planHostSplit(int layer);
     // The time for one token's n host choices of `layer` with c of them on the CPU, and with
-    // all read in place.
-    double hostSplitSeconds(int layer, int n, int c) const;
-    double inPlaceSeconds(int layer, int n) const;
+    // all read in place, the in-place reads at `rate` times the measured rate.
+    double hostSplitSeconds(int layer, int n, int c, double rate = 1.0) const;
+    double inPlaceSeconds(int layer, int n, double rate = 1.0) const;
     std::vector<std::uint64_t> totalCounts() const; // saved + this run's
     void saveCounts(const std::vector<std::uint64_t>& counts) const;
 
@@ -175,8 +180,8 @@ private:
     std::vector<ExpertBases> m_hostBases;
     float* m_hostSums = nullptr; // device [decode rows][hidden]
     std::int32_t* m_hostGpuIds = nullptr; // device [decode rows][k]
-    std::int32_t* m_allOnCpu = nullptr; // device word (HostSplit::allOnCpu)
-    int m_allOnCpuSet = -1; // what m_allOnCpu was last set to (-1: not yet)
+    std::int32_t* m_planInUse = nullptr; // device word (HostSplit::table)
+    int m_planSet = -1; // what m_planInUse was last set to (-1: not yet)
     std::string m_countsPath;
     Forced m_forced = Forced::None; // CW_CUDA_EXPERTS, read at create
     std::vector<void*> m_hostCopies; // the host experts' pinned copies

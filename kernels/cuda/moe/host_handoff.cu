@@ -37,7 +37,7 @@ __global__ void handoffToHostKernel(HostHandoffBuffers host, std::uint32_t* coun
             const std::int32_t e = ids[at + j];
             hostChoices += e >= 0 && split.hostMask[e] ? 1 : 0;
         }
-        int toCpu = *split.allOnCpu ? hostChoices : split.cpuTake[hostChoices];
+        int toCpu = split.cpuTake[*split.table * (k + 1) + hostChoices];
         for (int j = 0; j < k; ++j) {
             const std::int32_t e = ids[at + j];
             const bool cpu = toCpu > 0 && e >= 0 && split.hostMask[e];
@@ -102,8 +102,8 @@ cudaError_t handoffToHost(const HostHandoffBuffers& host, std::uint32_t* counter
     int rows, const float* x, const std::int32_t* ids, const float* weights, std::int64_t hidden,
     int k, const HostSplit& split, std::int32_t* gpuIds, cudaStream_t stream)
 {
-    if (rows <= 0 || !host.control || !counter || !split.hostMask || !split.cpuTake
-        || !split.allOnCpu || !gpuIds)
+    if (rows <= 0 || !host.control || !counter || !split.hostMask || !split.cpuTake || !split.table
+        || !gpuIds)
         return cudaErrorInvalidValue;
     handoffToHostKernel<<<1, kThreads, 0, stream>>>(
         host, counter, layer, rows, x, ids, weights, hidden, k, split, gpuIds);

@@ -42,14 +42,14 @@ constexpr int kTimesPerLayer = 4; // published, answer seen, GPU done, (padding)
 
 // How a layer's host experts are shared between the CPU and the GPU, decided per row of each
 // step: of the row's choices that are in host memory (hostMask[e] != 0), the first
-// cpuTake[n] go to the CPU, n being how many there are (cpuTake: [k + 1], from the cost
-// model; it may change between steps), or all of them while *allOnCpu is set; the rest the
-// GPU reads in place. The GPU's copy of the
+// cpuTake[*table][n] go to the CPU, n being how many there are (cpuTake: [tables][k + 1], the
+// cost model's plans; *table, which of them, may change between steps, as may the plans); the
+// rest the GPU reads in place. The GPU's copy of the
 // ids names zeroExpert (a device expert of zeros) for those the CPU takes.
 struct HostSplit {
     const std::uint8_t* hostMask = nullptr; // device [experts]
-    const std::int32_t* cpuTake = nullptr; // device [k + 1]
-    const std::int32_t* allOnCpu = nullptr; // device word: nonzero, every host choice to the CPU
+    const std::int32_t* cpuTake = nullptr; // device [tables][k + 1]
+    const std::int32_t* table = nullptr; // device word: the row of cpuTake in use
     std::int32_t zeroExpert = 0; // the id of the zero expert in the GPU's expert tables
 };
 

@@ -2,9 +2,8 @@
 // size takes while it is timed, and which it keeps. Header-only, so it runs without a GPU.
 #include "engine/backend/cuda/decode_view_trial.h"
 
-#include <gtest/gtest.h>
-
 #include <array>
+#include <gtest/gtest.h>
 #include <vector>
 
 using cw::engine::DecodeViewTrial;
@@ -12,7 +11,8 @@ using View = DecodeViewTrial::View;
 
 namespace {
 
-// Per view (in place, split, all on the CPU): the times its steps take, in turn.
+// Per view (in place, split, the split at half the in-place rate, all on the CPU): the times
+// its steps take, in turn.
 using Times = std::array<std::vector<double>, DecodeViewTrial::kViews>;
 
 // Runs the trial for `rows` until it decides; returns how many steps that took.
@@ -42,35 +42,41 @@ TEST(DecodeViewTrial, takesTheViewsInTurnUntilEachHasItsRuns)
         trial.record(1, views.back(), 0.010);
     }
     EXPECT_FALSE(trial.deciding(1));
-    const View order[] = { View::Split, View::AllOnCpu, View::InPlace };
+    const View order[] = { View::Split, View::HalfRateSplit, View::AllOnCpu, View::InPlace };
     for (std::size_t i = 0; i < views.size(); ++i)
-        EXPECT_EQ(views[i], order[i % 3]) << "step " << i;
+        EXPECT_EQ(views[i], order[i % 4]) << "step " << i;
 }
 
 TEST(DecodeViewTrial, keepsTheFastestByTheMedianNotOneSlowStep)
 {
     DecodeViewTrial inPlace;
-    decide(inPlace, 1, { { { 0.009 }, { 0.012 }, { 0.011 } } });
+    decide(inPlace, 1, { { { 0.009 }, { 0.012 }, { 0.010 }, { 0.011 } } });
     EXPECT_EQ(inPlace.view(1), View::InPlace);
 
     // Every host choice on the CPU wins (a host whose GPU reads host memory slowly).
     DecodeViewTrial allOnCpu;
-    decide(allOnCpu, 1, { { { 0.009 }, { 0.008 }, { 0.0067 } } });
+    decide(allOnCpu, 1, { { { 0.009 }, { 0.008 }, { 0.0072 }, { 0.0067 } } });
     EXPECT_EQ(allOnCpu.view(1), View::AllOnCpu);
+
+    // The GPU reads a few experts in place slower than the probe: the split planned for half
+    // the rate wins.
+    DecodeViewTrial halfRate;
+    decide(halfRate, 1, { { { 0.009 }, { 0.0075 }, { 0.0068 }, { 0.0072 } } });
+    EXPECT_EQ(halfRate.view(1), View::HalfRateSplit);
 
     // The split's first graph launch is slow; its median is still the fastest.
     DecodeViewTrial split;
-    decide(split, 1, { { { 0.009 }, { 0.050, 0.006, 0.006 }, { 0.007 } } });
+    decide(split, 1, { { { 0.009 }, { 0.050, 0.006, 0.006 }, { 0.0065 }, { 0.007 } } });
     EXPECT_EQ(split.view(1), View::Split);
 }
 
 TEST(DecodeViewTrial, eachBatchSizeIsTimedOnItsOwn)
 {
     DecodeViewTrial trial;
-    decide(trial, 1, { { { 0.009 }, { 0.006 }, { 0.007 } } });
+    decide(trial, 1, { { { 0.009 }, { 0.006 }, { 0.0065 }, { 0.007 } } });
     EXPECT_FALSE(trial.deciding(1));
     EXPECT_TRUE(trial.deciding(8));
-    decide(trial, 8, { { { 0.020 }, { 0.030 }, { 0.025 } } });
+    decide(trial, 8, { { { 0.020 }, { 0.030 }, { 0.028 }, { 0.025 } } });
     EXPECT_EQ(trial.view(1), View::Split);
     EXPECT_EQ(trial.view(8), View::InPlace);
 }
@@ -78,7 +84,7 @@ TEST(DecodeViewTrial, eachBatchSizeIsTimedOnItsOwn)
 TEST(DecodeViewTrial, aDecidedSizeIgnoresLaterTimesAndResetTimesItAgain)
 {
     DecodeViewTrial trial;
-    decide(trial, 4, { { { 0.009 }, { 0.006 }, { 0.008 } } });
+    decide(trial, 4, { { { 0.009 }, { 0.006 }, { 0.0065 }, { 0.008 } } });
     ASSERT_EQ(trial.view(4), View::Split);
     for (int i = 0; i < 10; ++i)
         trial.record(4, View::Split, 1.0); // a slow step after the choice does not reopen it
@@ -86,6 +92,6 @@ TEST(DecodeViewTrial, aDecidedSizeIgnoresLaterTimesAndResetTimesItAgain)
     EXPECT_EQ(trial.view(4), View::Split);
     trial.reset(); // the cache's experts moved
     EXPECT_TRUE(trial.deciding(4));
-    decide(trial, 4, { { { 0.009 }, { 0.012 }, { 0.010 } } });
+    decide(trial, 4, { { { 0.009 }, { 0.012 }, { 0.011 }, { 0.010 } } });
     EXPECT_EQ(trial.view(4), View::InPlace);
 }
