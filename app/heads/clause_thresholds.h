@@ -35,7 +35,12 @@ struct HeldOutScores {
 // qualification present only where a category it qualifies is decided present, its threshold
 // refitted under the gate (CRE, Notice Period, the five licence categories; seeds 17-20 0.781/
 // 0.783/0.787/0.786: CRE +0.001/+0.016/-0.004/+0.012, Unlimited License and Affiliate
-// License-Licensee lose).
+// License-Licensee lose). Nor is it the gap between the held-out scores, each from one pair
+// model, and the test fold's, from their average (issue 34, seeds 17/18): a test contract's
+// presence decided from the fold's four pair models' own scores, each distributed as the
+// held-out ones the presence model was fitted on, by the mean of their four probabilities
+// (0.783/0.787) or the probability of their mean features (0.783/0.788), gives what the
+// averaged model gives, and would ship four models.
 ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedContract>& contracts,
     const std::vector<HeldOutScores>& held, bool presenceCues = true);
 
