@@ -232,8 +232,8 @@ private:
     // Decode steps: host views or none, as timed (decode_view_trial.h).
     DecodeViewTrial m_viewTrial;
     cudaEvent_t m_viewStart = nullptr, m_viewStop = nullptr;
-    bool m_stepHostView = false; // this step takes host views for some layer
-    DecodeViewTrial::View m_stepView = DecodeViewTrial::InPlace; // the trial's view of the step
+    // The step's view of its host experts: InPlace unless some layer takes a host view.
+    DecodeViewTrial::View m_stepView = DecodeViewTrial::InPlace;
     bool m_viewTimed = false; // this step's graph launch is one of the trial's
     bool m_viewTimeRecorded = false;
     std::int64_t m_stepsSinceRefresh = 0;
@@ -829,7 +829,7 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
             else
                 m_stagedLayers[l] = m_expertCache->prefersStaging(int(l), T);
         }
-        // The cost model's host views against none, timed (decode_view_trial.h); a view that
+        // The host views and none, timed (decode_view_trial.h); a view that
         // CW_CUDA_EXPERTS forces is not second-guessed.
         const bool trial = host && !m_expertCache->viewForced();
         m_viewTimed = trial && m_viewTrial.deciding(int(T));
@@ -840,17 +840,16 @@ Result<void> CudaBackend::beginStep(const BackendStep& step)
             m_hostLayers.assign(m_w.layers.size(), false);
             host = false;
         }
-        m_stepHostView = host;
         // The share is read on the device when the step runs: the graphs stay as captured.
-        if (host)
+        if (host) {
             check(m_expertCache->usePlan(m_stepView == DecodeViewTrial::AllOnCpu
                     ? ExpertCache::SplitPlan::AllOnCpu
                     : m_stepView == DecodeViewTrial::HalfRateSplit
                     ? ExpertCache::SplitPlan::HalfRate
                     : ExpertCache::SplitPlan::Measured,
                 m_stream));
-        if (host)
             m_expertCache->wakeHostExperts();
+        }
     }
     m_layout = m_layoutBuffer.pack(step, std::int32_t(m_options.capacity.contextLength), m_decode);
     ++m_timers.steps;
@@ -1122,7 +1121,8 @@ bool CudaBackend::runStep()
     const int rows = m_layout.rows;
     // One graph per batch size, with and without the token draws' kernel, with and without
     // host views.
-    const int key = 4 * rows + (m_stepHostView ? 2 : 0) + (m_layoutBuffer.draws() ? 1 : 0);
+    const int key = 4 * rows + (m_stepView != DecodeViewTrial::InPlace ? 2 : 0)
+        + (m_layoutBuffer.draws() ? 1 : 0);
     // Graphs take decode steps whose logits fit one pass of the logits buffer, and greedy-only
     // decode steps of any batch (their logits stay on the device, a pass at a time).
     const bool graphable = m_decode && std::int64_t(m_step->logitRows.size()) == rows

@@ -830,10 +830,8 @@ Result<std::string> ExpertCache::refresh(cudaStream_t stream)
             changed = true;
             ++moved;
         }
-        if (changed) {
+        if (changed) // the split's plans depend on the rates only, not on which are cached
             writeTables(l);
-            planHostSplit(l);
-        }
     }
     cudaMemset(m_counts, 0, m_layers.size() * E * 4);
     saveCounts(counts);

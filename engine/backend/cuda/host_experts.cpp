@@ -17,6 +17,17 @@ double secondsSince(std::chrono::steady_clock::time_point start)
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// value into a ring of the latest `kept` (count: how many were ever kept).
+template <typename T>
+void keepLatest(std::vector<T>& ring, std::uint64_t& count, T value, std::size_t kept)
+{
+    if (ring.size() < kept)
+        ring.push_back(value);
+    else
+        ring[std::size_t(count % kept)] = value;
+    ++count;
+}
+
 } // namespace
 
 Result<std::unique_ptr<HostExperts>> HostExperts::create(const HyperParameters& hp,
@@ -163,11 +174,7 @@ void HostExperts::recordSides(int layer)
     const std::pair<float, float> sides { float(double(answered - published) * 1e-3),
         float(double(gpuDone - published) * 1e-3) };
     std::lock_guard lock(m_activityMutex);
-    if (m_sides.size() < kActivityKept)
-        m_sides.push_back(sides);
-    else
-        m_sides[std::size_t(m_sidesCount % kActivityKept)] = sides;
-    ++m_sidesCount;
+    keepLatest(m_sides, m_sidesCount, sides, kActivityKept);
 }
 
 cudaError_t HostExperts::handOver(int layer, int rows, const float* x, const std::int32_t* ids,
@@ -200,19 +207,12 @@ void HostExperts::compute(int layer, int rows)
         return;
     const float us = float(secondsSince(start) * 1e6);
     std::lock_guard lock(m_activityMutex);
-    auto keep = [](std::vector<float>& ring, std::uint64_t& count, float value) {
-        if (ring.size() < kActivityKept)
-            ring.push_back(value);
-        else
-            ring[std::size_t(count % kActivityKept)] = value;
-        ++count;
-    };
-    keep(m_computeUs, m_computed, us);
+    keepLatest(m_computeUs, m_computed, us, kActivityKept);
     // Layers of one step follow each other within a few milliseconds; a longer gap is between
     // steps or requests, not a layer's cycle.
     const double sinceLast = std::chrono::duration<double>(start - m_lastStart).count();
     if (m_lastStart.time_since_epoch().count() != 0 && sinceLast < 2e-3)
-        keep(m_cycleUs, m_cycles, float(sinceLast * 1e6));
+        keepLatest(m_cycleUs, m_cycles, float(sinceLast * 1e6), kActivityKept);
     m_lastStart = start;
 }
 
