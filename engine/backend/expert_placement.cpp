@@ -94,10 +94,21 @@ OffloadEstimate estimateOffload(
     e.leastBytes = rest;
     if (routed == 0 || rest > budget)
         return e;
-    const std::uint64_t staging = moeLayers > 0 ? 2 * (routed / std::uint64_t(moeLayers)) : 0;
-    e.stagingBytes = rest + staging <= budget ? staging : 0;
+    // Two staging buffers of one layer's uncached experts (the CUDA backend's plan): with c
+    // cached, 2 (routed - c) / L of them, so c + 2 (routed - c) / L fills what is left.
+    const std::uint64_t left = budget - rest;
+    const std::uint64_t L = std::uint64_t(std::max(moeLayers, 0));
     e.fit = OffloadEstimate::Fit::ExpertsOffloaded;
-    e.cachedExpertBytes = std::min(routed, budget - rest - e.stagingBytes);
+    if (L > 2 && 2 * (routed / L) <= left) {
+        const double cached
+            = (double(left) - 2.0 * double(routed) / double(L)) / (1.0 - 2.0 / double(L));
+        std::uint64_t c = std::min(routed, std::uint64_t(std::max(0.0, cached)));
+        e.stagingBytes = 2 * ((routed - c + L - 1) / L);
+        c = std::min(c, left - std::min(left, e.stagingBytes));
+        e.cachedExpertBytes = c;
+    } else {
+        e.cachedExpertBytes = std::min(routed, left);
+    }
     e.hostExpertBytes = routed - e.cachedExpertBytes;
     e.gpuBytes = rest + e.stagingBytes + e.cachedExpertBytes;
     return e;

@@ -167,8 +167,12 @@ public:
     bool isGpu() const override { return true; }
     std::string memoryPlan() const override
     {
-        const std::string done = m_expertCache ? m_expertCache->activity() : "";
-        return done.empty() ? m_plan : m_plan + "; " + done;
+        std::string out = m_plan;
+        for (const std::string& more :
+            { m_expertCache ? m_expertCache->activity() : std::string(), m_viewTrial.describe() })
+            if (!more.empty())
+                out += "; " + more;
+        return out;
     }
     std::uint64_t peakMemoryBytes() const override { return m_arena.bytes() + m_contextBytes; }
     KvBlockStore& kvStore() override { return *m_kv; }
@@ -477,8 +481,7 @@ Result<void> CudaBackend::initialise()
         for (const auto b : perLayer)
             expertBytes += b * std::uint64_t(E);
         const std::uint64_t rest = need - std::min(need, expertBytes);
-        staging = rest + ExpertCache::overheadBytes(m_hostWeights, true) + margin <= room;
-        const std::uint64_t fixed = rest + ExpertCache::overheadBytes(m_hostWeights, staging);
+        const std::uint64_t fixed = rest + ExpertCache::overheadBytes(m_hostWeights);
         if (expertBytes == 0 || fixed + margin > room)
             return makeError("the model needs " + gib(need) + " on " + std::string(m_prop.name)
                 + " (" + parts + ")"
@@ -492,9 +495,27 @@ Result<void> CudaBackend::initialise()
         request.expertBytes = perLayer;
         request.counts = readExpertCounts(
             m_options.expertCountsPath, int(m_hostWeights.layers.size()), int(E));
-        request.budgetBytes = room - margin - fixed;
+        const std::uint64_t forExperts = room - margin - fixed;
+        // Prefill's two staging buffers each hold one layer's uncached experts, so they shrink
+        // as the cache grows: placed with room for the widest layer whole, then again with the
+        // room the last placement's uncached experts need, until that stops shrinking. Every
+        // placement fits the buffers planned before it, and the cache's refreshes swap experts
+        // within a layer, never changing how many it keeps.
+        request.budgetBytes = 0;
+        std::uint64_t buffer = ExpertCache::stagingBytes(m_hostWeights, placeExperts(request));
+        staging = 2 * buffer <= forExperts;
+        request.budgetBytes = staging ? forExperts - 2 * buffer : forExperts;
         placement = placeExperts(request);
-        planned = fixed + placement.gpuBytes;
+        for (int round = 0; staging && round < 8; ++round) {
+            const std::uint64_t needed = ExpertCache::stagingBytes(m_hostWeights, placement);
+            if (needed >= buffer)
+                break;
+            buffer = needed;
+            request.budgetBytes = forExperts - 2 * buffer;
+            placement = placeExperts(request);
+        }
+        planned = fixed + placement.gpuBytes
+            + (staging ? 2 * ExpertCache::stagingBytes(m_hostWeights, placement) : 0);
         parts = "weights " + gib(weightBytes - expertBytes + placement.gpuBytes)
             + " (with the cached experts), KV cache " + gib(kvBytes) + " ("
             + std::to_string(cap.kvBlocks * cap.kvBlockTokens) + " tokens), recurrent states "

@@ -14,7 +14,9 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <map>
+#include <string>
 #include <vector>
 
 namespace cw::engine {
@@ -24,8 +26,11 @@ public:
     enum View { InPlace = 0, Split = 1, HalfRateSplit = 2, AllOnCpu = 3 };
     static constexpr int kViews = 4;
     // Timed steps of each view before the choice (the median decides: a graph's first launch
-    // and a busy host can make one step slow).
-    static constexpr std::size_t kRunsEach = 3;
+    // and a busy host can make one step slow). With 3 the views' medians, a few per cent
+    // apart, came out in the wrong order (12 GiB on an H100: the trial kept a view decoding
+    // 165.8 tokens/s where the split, forced, decoded 170.8); 7 steps each are 28 of a reply's
+    // first decode steps.
+    static constexpr std::size_t kRunsEach = 7;
 
     // The view a decode step of `rows` rows takes: the chosen one, or the next to time.
     View view(int rows) const
@@ -68,6 +73,32 @@ public:
 
     // The experts moved (the cache's refresh): the split is another one, time it again.
     void reset() { m_sizes.clear(); }
+
+    // "decode view at 1 row: the split at half the in-place rate (medians in ms: in place 8.91,
+    // split 6.02, half-rate split 5.87, all on the CPU 6.05)", one clause per batch size timed.
+    std::string describe() const
+    {
+        static const char* const names[kViews]
+            = { "in place", "split", "half-rate split", "all on the CPU" };
+        static const char* const chosenNames[kViews]
+            = { "every host expert read in place", "the cost model's split",
+                  "the split at half the in-place rate", "every host choice on the CPU" };
+        std::string out;
+        for (const auto& [rows, s] : m_sizes) {
+            if (s.chosen < 0)
+                continue;
+            char text[240];
+            int n = std::snprintf(text, sizeof text,
+                "%sdecode view at %d row%s: %s (medians in ms:", out.empty() ? "" : "; ", rows,
+                rows == 1 ? "" : "s", chosenNames[s.chosen]);
+            for (int v = 0; v < kViews && n > 0 && n < int(sizeof text); ++v)
+                n += std::snprintf(text + n, sizeof text - std::size_t(n), "%s %s %.2f",
+                    v ? "," : "", names[v], median(s.seconds[std::size_t(v)]) * 1e3);
+            out += text;
+            out += ")";
+        }
+        return out;
+    }
 
 private:
     struct Size {

@@ -116,22 +116,19 @@ struct ExpertCache::Layer {
     std::uint64_t uncachedBytes = 0;
 };
 
-std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging)
+std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w)
 {
-    std::uint64_t tables = 0, widest = 0, largest = 0, hidden = 0;
+    std::uint64_t tables = 0, largest = 0, hidden = 0;
     const std::size_t experts = w.layers.empty()
         ? 0
         : std::size_t(w.layers[0].moe.gate.view ? w.layers[0].moe.gate.view->ne[2] : 0);
     for (const auto& L : w.layers) {
-        std::uint64_t layerBytes = 0;
         for (const TensorView* v : distinctViews(L.moe)) {
             // live, staged and host (one entry more) + a slot block's rounding
             tables += 2 * alignUp(experts * sizeof(void*)) + alignUp((experts + 1) * sizeof(void*))
                 + kAlign;
-            layerBytes += alignUp(std::uint64_t(v->ne[2]) * expertBytesOf(*v));
             largest = std::max<std::uint64_t>(largest, alignUp(expertBytesOf(*v)));
         }
-        widest = std::max(widest, layerBytes);
         if (L.moe.gate.view)
             hidden = std::uint64_t(L.moe.gate.cols);
         tables += alignUp(experts) + alignUp(kSplitPlans * (experts + 1) * 4); // k <= experts
@@ -140,7 +137,24 @@ std::uint64_t ExpertCache::overheadBytes(const ModelWeights& w, bool withStaging
     const std::uint64_t host = largest + alignUp(std::uint64_t(hostRowCapacity()) * hidden * 4)
         + alignUp(std::uint64_t(hostRowCapacity()) * experts * 4) // GPU ids: k <= experts
         + kAlign; // the split's switch
-    return tables + counts + host + (withStaging ? 2 * widest : 0);
+    return tables + counts + host;
+}
+
+// The staging copy packs a layer's uncached experts stack by stack (writeTables).
+std::uint64_t ExpertCache::stagingBytes(const ModelWeights& w, const ExpertPlacement& placement)
+{
+    std::uint64_t widest = 0;
+    for (std::size_t l = 0; l < w.layers.size() && l < placement.onGpu.size(); ++l) {
+        const auto& onGpu = placement.onGpu[l];
+        const auto uncached = std::uint64_t(std::count(onGpu.begin(), onGpu.end(), false));
+        if (uncached == 0)
+            continue;
+        std::uint64_t layerBytes = 0;
+        for (const TensorView* v : distinctViews(w.layers[l].moe))
+            layerBytes += alignUp(uncached * expertBytesOf(*v));
+        widest = std::max(widest, layerBytes);
+    }
+    return widest;
 }
 
 Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
@@ -230,13 +244,7 @@ Result<std::unique_ptr<ExpertCache>> ExpertCache::create(const ModelWeights& w,
             &L.stacks[std::size_t(L.up)].host, &L.stacks[std::size_t(L.down)].host };
     }
     if (withStaging && !c->m_offloadedOrder.empty()) {
-        std::uint64_t widest = 0;
-        for (const auto& L : w.layers) {
-            std::uint64_t layerBytes = 0;
-            for (const TensorView* v : distinctViews(L.moe))
-                layerBytes += alignUp(std::uint64_t(v->ne[2]) * expertBytesOf(*v));
-            widest = std::max(widest, layerBytes);
-        }
+        const std::uint64_t widest = stagingBytes(w, placement);
         for (int b = 0; b < 2; ++b) {
             auto buffer = arena.allocate(std::size_t(widest), "an expert staging buffer");
             if (!buffer)
@@ -848,6 +856,8 @@ void ExpertCache::measureBandwidths(cudaStream_t stream)
     // One stack's host experts (up to 64 MiB), 16-byte aligned, read twice; the second counts.
     std::size_t bytes
         = std::min<std::size_t>(s.expertBytes * std::size_t(m_experts), std::size_t(64) << 20);
+    if (!m_staging.empty()) // the copy's destination holds one layer's uncached experts
+        bytes = std::min<std::size_t>(bytes, m_stagingBytes);
     bytes = bytes / 16 * 16;
     const auto* from = reinterpret_cast<const std::byte*>(
         (reinterpret_cast<std::uintptr_t>(s.mapped[0]) + 15) / 16 * 16);

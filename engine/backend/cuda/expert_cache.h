@@ -68,8 +68,10 @@ public:
     ExpertCache(const ExpertCache&) = delete;
     ExpertCache& operator=(const ExpertCache&) = delete;
 
-    // Bytes create() will take from the arena beyond the slots (tables, staging, counts).
-    static std::uint64_t overheadBytes(const ModelWeights& weights, bool withStaging);
+    // Bytes create() will take from the arena beyond the slots and staging (tables, counts).
+    static std::uint64_t overheadBytes(const ModelWeights& weights);
+    // One staging buffer's bytes under `placement`: the most a layer keeps uncached.
+    static std::uint64_t stagingBytes(const ModelWeights& weights, const ExpertPlacement& placement);
 
     bool offloaded(int layer) const;
     const LayerStacks& live(int layer) const;

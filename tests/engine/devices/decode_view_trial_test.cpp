@@ -95,3 +95,14 @@ TEST(DecodeViewTrial, aDecidedSizeIgnoresLaterTimesAndResetTimesItAgain)
     decide(trial, 4, { { { 0.009 }, { 0.012 }, { 0.011 }, { 0.010 } } });
     EXPECT_EQ(trial.view(4), View::InPlace);
 }
+
+TEST(DecodeViewTrial, describesTheChoiceOfEachDecidedSizeWithItsMedians)
+{
+    DecodeViewTrial trial;
+    EXPECT_EQ(trial.describe(), "");
+    decide(trial, 1, { { { 0.009 }, { 0.0075 }, { 0.0068 }, { 0.0072 } } });
+    trial.record(8, View::Split, 0.02); // still being timed: not described
+    EXPECT_EQ(trial.describe(),
+        "decode view at 1 row: the split at half the in-place rate (medians in ms: in place "
+        "9.00, split 7.50, half-rate split 6.80, all on the CPU 7.20)");
+}

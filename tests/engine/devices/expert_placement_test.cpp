@@ -105,14 +105,16 @@ TEST(OffloadEstimate, WholeModelWithinTheBudget)
 
 TEST(OffloadEstimate, ExpertsOverTheBudgetGoToHostMemoryWithStaging)
 {
-    // 2 GiB besides the experts, 2 x 0.4 GiB staging: 7.2 GiB of the 16 cached.
+    // 2 GiB besides the experts; two staging buffers of one layer's uncached experts:
+    // c + 2 (16 - c) / 40 = 8 GiB, so 7.58 GiB of the 16 cached and 2 x 0.21 GiB of staging.
     const auto e = estimateOffload(18 * kGiB, 16 * kGiB, 40, 10 * kGiB);
     EXPECT_EQ(e.fit, OffloadEstimate::Fit::ExpertsOffloaded);
-    EXPECT_EQ(e.stagingBytes, 2 * (16 * kGiB / 40));
+    EXPECT_NEAR(double(e.stagingBytes) / double(kGiB), 2 * (16 - 7.2 / 0.95) / 40, 1e-6);
     EXPECT_EQ(e.cachedExpertBytes + e.hostExpertBytes, 16 * kGiB);
-    EXPECT_EQ(e.gpuBytes, 10 * kGiB);
-    EXPECT_NEAR(e.cachedShare(), 7.2 / 16.0, 1e-9);
-    EXPECT_NE(e.describe(10 * kGiB).find("45 % of the routed experts (7.2 GiB)"), std::string::npos)
+    EXPECT_LE(e.gpuBytes, 10 * kGiB);
+    EXPECT_GE(e.gpuBytes, 10 * kGiB - 64);
+    EXPECT_NEAR(e.cachedShare(), 7.2 / 0.95 / 16.0, 1e-6);
+    EXPECT_NE(e.describe(10 * kGiB).find("47 % of the routed experts (7.6 GiB)"), std::string::npos)
         << e.describe(10 * kGiB);
 }
 
