@@ -94,20 +94,24 @@ OffloadEstimate estimateOffload(
     e.leastBytes = rest;
     if (routed == 0 || rest > budget)
         return e;
-    // Two staging buffers of one layer's uncached experts (the CUDA backend's plan): with c
-    // cached, 2 (routed - c) / L of them, so c + 2 (routed - c) / L fills what is left.
+    // Two staging buffers of one layer's uncached experts, found as the CUDA backend plans them:
+    // room for a layer whole first, then the cache takes what each round's buffers free.
     const std::uint64_t left = budget - rest;
-    const std::uint64_t L = std::uint64_t(std::max(moeLayers, 0));
+    const std::uint64_t L = std::uint64_t(std::max(moeLayers, 1));
+    auto buffersFor = [&](std::uint64_t cached) { return 2 * ((routed - cached + L - 1) / L); };
     e.fit = OffloadEstimate::Fit::ExpertsOffloaded;
-    if (L > 2 && 2 * (routed / L) <= left) {
-        const double cached
-            = (double(left) - 2.0 * double(routed) / double(L)) / (1.0 - 2.0 / double(L));
-        std::uint64_t c = std::min(routed, std::uint64_t(std::max(0.0, cached)));
-        e.stagingBytes = 2 * ((routed - c + L - 1) / L);
-        c = std::min(c, left - std::min(left, e.stagingBytes));
-        e.cachedExpertBytes = c;
-    } else {
+    std::uint64_t staging = buffersFor(0);
+    if (staging > left) {
         e.cachedExpertBytes = std::min(routed, left);
+    } else {
+        for (int round = 0; round < 8; ++round) {
+            e.cachedExpertBytes = std::min(routed, left - staging);
+            const std::uint64_t needed = buffersFor(e.cachedExpertBytes);
+            if (needed >= staging)
+                break;
+            staging = needed;
+        }
+        e.stagingBytes = staging;
     }
     e.hostExpertBytes = routed - e.cachedExpertBytes;
     e.gpuBytes = rest + e.stagingBytes + e.cachedExpertBytes;
