@@ -10,7 +10,9 @@
 // decode batch size's first graphed steps take turns among four views, timed on the card:
 // every host expert read in place, the cost model's split at the GPU's measured in-place rate
 // and at half of it (expert_cache.h's plans), and every host choice on the CPU; the fastest is
-// kept until the cache's experts move.
+// kept until the cache's experts move. A view clearly slower than the best after two steps each
+// (its fastest step 25 % over the best's fastest) is timed no more: at 7 steps a view, the
+// trial spent 7 of a reply's first steps on in-place reads at half the split's rate.
 
 #include <algorithm>
 #include <array>
@@ -31,6 +33,11 @@ public:
     // 165.8 tokens/s where the split, forced, decoded 170.8); 7 steps each are 28 of a reply's
     // first decode steps.
     static constexpr std::size_t kRunsEach = 7;
+    // Steps each view has had when the clearly slower ones are dropped, and what "clearly"
+    // means: the fastest step of a view over the fastest of the best view by this factor (the
+    // fastest, not the median: a graph's first launch makes one step of two slow).
+    static constexpr std::size_t kRunsBeforeDropping = 2;
+    static constexpr double kDropFactor = 1.25;
 
     // The view a decode step of `rows` rows takes: the chosen one, or the next to time.
     View view(int rows) const
@@ -41,11 +48,13 @@ public:
         const Size& s = found->second;
         if (s.chosen >= 0)
             return View(s.chosen);
-        View next = Split;
+        int next = -1;
         for (const View v : { Split, HalfRateSplit, AllOnCpu, InPlace })
-            if (s.seconds[std::size_t(v)].size() < s.seconds[std::size_t(next)].size())
+            if (!s.dropped[std::size_t(v)]
+                && (next < 0
+                    || s.seconds[std::size_t(v)].size() < s.seconds[std::size_t(next)].size()))
                 next = v;
-        return next;
+        return View(next);
     }
 
     // Whether steps of `rows` rows are still being timed.
@@ -61,13 +70,17 @@ public:
         if (s.chosen >= 0)
             return;
         s.seconds[std::size_t(view)].push_back(seconds);
-        for (const auto& times : s.seconds)
-            if (times.size() < kRunsEach)
+        dropSlowViews(s);
+        int best = -1;
+        for (int v = 0; v < kViews; ++v) {
+            if (s.dropped[std::size_t(v)])
+                continue;
+            if (s.seconds[std::size_t(v)].size() < kRunsEach)
                 return;
-        int best = 0;
-        for (int v = 1; v < kViews; ++v)
-            if (median(s.seconds[std::size_t(v)]) < median(s.seconds[std::size_t(best)]))
+            if (best < 0
+                || median(s.seconds[std::size_t(v)]) < median(s.seconds[std::size_t(best)]))
                 best = v;
+        }
         s.chosen = best;
     }
 
@@ -103,8 +116,30 @@ public:
 private:
     struct Size {
         std::array<std::vector<double>, kViews> seconds;
+        std::array<bool, kViews> dropped {};
         int chosen = -1;
     };
+    // Once every view still timed has kRunsBeforeDropping steps: those clearly slower than the
+    // fastest stop being timed (the best one never is, so one view always stays).
+    static void dropSlowViews(Size& s)
+    {
+        double fastest = 0.0;
+        for (int v = 0; v < kViews; ++v) {
+            const auto& times = s.seconds[std::size_t(v)];
+            if (s.dropped[std::size_t(v)])
+                continue;
+            if (times.size() < kRunsBeforeDropping)
+                return;
+            const double least = *std::min_element(times.begin(), times.end());
+            fastest = fastest > 0.0 ? std::min(fastest, least) : least;
+        }
+        for (int v = 0; v < kViews; ++v) {
+            const auto& times = s.seconds[std::size_t(v)];
+            if (!s.dropped[std::size_t(v)]
+                && *std::min_element(times.begin(), times.end()) > kDropFactor * fastest)
+                s.dropped[std::size_t(v)] = true;
+        }
+    }
     static double median(std::vector<double> v)
     {
         std::nth_element(v.begin(), v.begin() + std::ptrdiff_t(v.size() / 2), v.end());

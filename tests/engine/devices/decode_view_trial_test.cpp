@@ -70,6 +70,35 @@ TEST(DecodeViewTrial, keepsTheFastestByTheMedianNotOneSlowStep)
     EXPECT_EQ(split.view(1), View::Split);
 }
 
+TEST(DecodeViewTrial, stopsTimingAClearlySlowerViewAfterTwoStepsEach)
+{
+    // In place at 1.6 times the split's time: dropped after its two steps, the other three
+    // timed to the end.
+    DecodeViewTrial trial;
+    const Times times { { { 0.0096 }, { 0.006 }, { 0.0065 }, { 0.0062 } } };
+    std::array<int, DecodeViewTrial::kViews> taken {};
+    std::array<std::size_t, DecodeViewTrial::kViews> next {};
+    while (trial.deciding(1)) {
+        const View view = trial.view(1);
+        ++taken[std::size_t(view)];
+        trial.record(1, view, times[std::size_t(view)][next[std::size_t(view)]++ % 1]);
+        ASSERT_LT(taken[std::size_t(view)], 100);
+    }
+    EXPECT_EQ(taken[View::InPlace], int(DecodeViewTrial::kRunsBeforeDropping));
+    EXPECT_EQ(taken[View::Split], int(DecodeViewTrial::kRunsEach));
+    EXPECT_EQ(taken[View::HalfRateSplit], int(DecodeViewTrial::kRunsEach));
+    EXPECT_EQ(taken[View::AllOnCpu], int(DecodeViewTrial::kRunsEach));
+    EXPECT_EQ(trial.view(1), View::Split);
+
+    // Within the factor (in place 20 % over at first): timed to the end, and can still win by
+    // the median.
+    DecodeViewTrial close;
+    decide(close, 2,
+        { { { 0.0072, 0.0072, 0.0055, 0.0055, 0.0055, 0.0055, 0.0055 }, { 0.006 }, { 0.0065 },
+            { 0.0062 } } });
+    EXPECT_EQ(close.view(2), View::InPlace);
+}
+
 TEST(DecodeViewTrial, eachBatchSizeIsTimedOnItsOwn)
 {
     DecodeViewTrial trial;
