@@ -4,6 +4,7 @@
 #   installer/dev.sh test      install what is missing, build, run the whole test suite (ctest)
 #   installer/dev.sh sanitize  clang Debug build with ASan+UBSan, run the engine and app tests under it
 #   installer/dev.sh fuzz [S]  build the libFuzzer targets in that build and run each for S seconds
+#   installer/dev.sh sanitize-build   that build alone, no tests (CI runs it beside the test stage)
 # Idempotent: a second run rebuilds only what changed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,6 +49,11 @@ case "$mode" in
     configure build -DCMAKE_BUILD_TYPE=Release
     cmake --build build -j "$jobs"
     ctest --test-dir build --output-on-failure -j "$jobs" || { failure_digest build; exit 8; }
+    ;;
+  sanitize-build)
+    CW_WITH_FUZZ=1 installer/install-deps.sh
+    configure_sanitized
+    cmake --build build-asan -j "$jobs"
     ;;
   sanitize)
     CW_WITH_FUZZ=1 installer/install-deps.sh
@@ -104,7 +110,7 @@ case "$mode" in
     exit $status
     ;;
   *)
-    echo "usage: installer/dev.sh run|test|sanitize|fuzz [seconds]" >&2
+    echo "usage: installer/dev.sh run|test|sanitize|sanitize-build|fuzz [seconds]" >&2
     exit 2
     ;;
 esac
