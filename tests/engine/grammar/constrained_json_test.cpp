@@ -5,7 +5,9 @@
 #include "engine/sampling/grammar_constraint.h"
 #include "engine/sampling/sampler.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -213,4 +215,49 @@ TEST(ConstrainedJson, applyMaskSetsDisallowedToMinusInfinity)
     EXPECT_GE(finite, 4u); // y, ye, yes, n, no ...
     for (size_t i = static_cast<size_t>(vocab->size()); i < logits.size(); ++i)
         EXPECT_TRUE(std::isinf(logits[i]));
+}
+
+TEST(ConstrainedJson, greedyGivesTheMaskedArgmaxAtEveryStep)
+{
+    // The greedy step checks the best 64 candidates before it masks the row: at every step of
+    // whole answers, the token must be the one masking and taking the argmax (lowest id among
+    // equals) gives. Logits on a coarse grid make ties common; a few are NaN, -inf or +inf,
+    // and the row is padded past the vocabulary (as a model's is).
+    auto vocab = vocabulary();
+    ASSERT_TRUE(vocab);
+    for (uint64_t seed = 0; seed < 4; ++seed) {
+        auto c = GrammarConstraint::fromJsonSchema(kSchema, vocab);
+        ASSERT_TRUE(c.ok());
+        SamplingParams params;
+        params.temperature = 0.0f;
+        Sampler sampler(params);
+        Rng model(seed ^ 0xab5eull);
+        std::vector<float> logits(static_cast<size_t>(vocab->size()) + 64);
+        std::vector<int32_t> generated;
+        bool ended = false;
+        for (int step = 0; step < 4000 && !ended; ++step) {
+            for (float& l : logits)
+                l = std::floor(static_cast<float>(model.uniform() * 16.0));
+            for (int i = 0; i < 8; ++i) {
+                const auto at = static_cast<size_t>(model.uniform() * double(logits.size()));
+                logits[at] = i < 3 ? std::numeric_limits<float>::quiet_NaN()
+                    : i < 6        ? -std::numeric_limits<float>::infinity()
+                                   : std::numeric_limits<float>::infinity();
+            }
+            std::vector<float> masked = logits;
+            c->applyMask(masked);
+            int32_t expected = -1;
+            for (size_t i = 0; i < masked.size(); ++i)
+                if (masked[i] > -std::numeric_limits<float>::infinity()
+                    && (expected < 0 || masked[i] > masked[static_cast<size_t>(expected)]))
+                    expected = static_cast<int32_t>(i);
+            auto id = sampler.sample(logits, {}, generated, &*c);
+            ASSERT_TRUE(id.ok()) << id.error().message;
+            ASSERT_EQ(*id, expected) << "seed " << seed << ", step " << step;
+            ASSERT_TRUE(c->accept(*id).ok());
+            generated.push_back(*id);
+            ended = vocab->isEos(*id);
+        }
+        EXPECT_TRUE(ended) << "seed " << seed;
+    }
 }
