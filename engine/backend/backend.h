@@ -106,6 +106,11 @@ public:
     // Logits of step.logitRows ([rows][vocab]) from the normed rows (after the Output norm),
     // and the greedy token of each.
     virtual Result<StepOutput> finishStep() = 0;
+    // The logits of the last finished step's logit rows `rows` (indices into its logitRows)
+    // [rows][vocab], for rows whose greedy token a grammar refused, until the next step begins.
+    // A step of more than keptLogitRows() logit rows keeps none (an error here).
+    virtual Result<std::vector<float>> keptLogits(std::span<const std::int64_t> rows) = 0;
+    virtual std::int64_t keptLogitRows() const = 0;
 
     // Time per part of the forward pass (the CPU measures them; others may count steps only).
     virtual const StepTimers& stepTimers() const = 0;

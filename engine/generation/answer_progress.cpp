@@ -25,6 +25,13 @@ bool plainDraw(const sampling::SamplingParams& p, const sampling::GrammarConstra
     return p.temperature >= 1e-6f && !constraint && !changesLogits(p);
 }
 
+// Greedy under a grammar, nothing else changing the logits: the sampler's first choice is
+// the argmax, kept when the grammar allows it.
+bool checkedGreedy(const sampling::SamplingParams& p, const sampling::GrammarConstraint* constraint)
+{
+    return p.temperature < 1e-6f && constraint && !changesLogits(p);
+}
+
 } // namespace
 
 AnswerProgress::AnswerProgress(const sampling::SamplingParams& params,
@@ -38,7 +45,16 @@ AnswerProgress::AnswerProgress(const sampling::SamplingParams& params,
     , m_context(context)
     , m_needsLogits(!plainGreedy(params, constraint))
     , m_drawable(plainDraw(params, constraint))
+    , m_greedyChecked(checkedGreedy(params, constraint))
 {
+}
+
+bool AnswerProgress::allowsGreedy(std::int32_t token) const
+{
+    // As Sampler::sample keeps its first choice: an id of the vocabulary (not padding) that
+    // the grammar, not yet finished, allows.
+    return m_greedyChecked && token >= 0 && token < m_constraint->vocabulary().size()
+        && m_constraint->allows(token);
 }
 
 kernels::TokenDraw AnswerProgress::nextDraw()

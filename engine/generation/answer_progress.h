@@ -38,6 +38,11 @@ public:
     // it, taking the draw's uniform from the answer's seeded stream.
     bool drawable() const { return m_drawable; }
     kernels::TokenDraw nextDraw();
+    // True when the next token is greedy under a grammar with nothing else changing the
+    // logits: the device's pick (the argmax, lowest id among equals) is the answer's token
+    // whenever the grammar allows it (allowsGreedy), and only otherwise do the logits cross.
+    bool greedyChecked() const { return m_greedyChecked; }
+    bool allowsGreedy(std::int32_t token) const;
 
     // Draws the next token from a logits row (sampler, then grammar). Errors: nothing can be
     // sampled, the grammar refuses every token.
@@ -65,6 +70,7 @@ private:
     std::int64_t m_context;
     bool m_needsLogits;
     bool m_drawable;
+    bool m_greedyChecked;
     GenerationResult m_result;
 };
 

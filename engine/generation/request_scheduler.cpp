@@ -304,6 +304,7 @@ void RequestScheduler::step()
 {
     std::vector<ForwardRequest> forward;
     std::vector<Slot*> stepped;
+    std::vector<bool> checked; // per row: a greedy grammar-masked choice (chooseOnHost)
     std::size_t decodes = 0;
     for (const auto& slot : m_active)
         decodes += slot->placed && slot->pending ? 1 : 0;
@@ -317,6 +318,7 @@ void RequestScheduler::step()
             forward.push_back(
                 rowFor(*slot, std::span<const std::int32_t>(&*slot->pending, 1), true));
             stepped.push_back(slot.get());
+            checked.push_back(slot->answer.greedyChecked());
             continue;
         }
         const auto& prompt = slot->request.prompt;
@@ -330,7 +332,16 @@ void RequestScheduler::step()
         forward.push_back(
             rowFor(*slot, std::span<const std::int32_t>(prompt).subspan(slot->fed, n), last));
         stepped.push_back(slot.get());
+        checked.push_back(last && slot->answer.greedyChecked());
     }
+    // A step of more logit rows (one a request) than the backend keeps after it: the checked
+    // rows' logits cross with the step instead.
+    if (forward.size() > std::size_t(std::max<std::int64_t>(m_model.keptLogitRows(), 0)))
+        for (std::size_t row = 0; row < forward.size(); ++row)
+            if (checked[row]) {
+                checked[row] = false;
+                forward[row].hostLogits = true;
+            }
     if (forward.empty()) {
         std::unique_lock lock(m_mutex);
         m_stats.active = m_active.size();
@@ -351,14 +362,15 @@ void RequestScheduler::step()
         publishStats(0, 0, 0);
         return;
     }
-    const std::vector<Result<std::int32_t>> chosen = chooseOnHost(stepped, forward, *out);
+    const std::vector<Result<std::int32_t>> chosen = chooseOnHost(stepped, forward, checked, *out);
     std::int64_t promptFed = 0, generated = 0;
     for (std::size_t row = 0; row < stepped.size(); ++row) {
         const bool decode = stepped[row]->pending.has_value();
         const std::size_t n = forward[row].tokens.size();
         if (!decode)
             promptFed += std::int64_t(n);
-        const Result<std::int32_t>* choice = forward[row].hostLogits ? &chosen[row] : nullptr;
+        const Result<std::int32_t>* choice
+            = forward[row].hostLogits || checked[row] ? &chosen[row] : nullptr;
         generated += afterStep(*stepped[row], decode ? 0 : n, choice, *out, row) ? 1 : 0;
     }
     std::erase_if(m_active, [](const std::unique_ptr<Slot>& s) { return s->done; });
@@ -376,27 +388,54 @@ ForwardRequest RequestScheduler::rowFor(
     if (m_backendDraws && slot.answer.drawable())
         f.draw = slot.answer.nextDraw();
     else
-        f.hostLogits = slot.answer.needsLogits();
+        f.hostLogits = slot.answer.needsLogits() && !slot.answer.greedyChecked();
     return f;
 }
 
 std::vector<Result<std::int32_t>> RequestScheduler::chooseOnHost(const std::vector<Slot*>& stepped,
-    const std::vector<ForwardRequest>& forward, const StepOutput& out)
+    const std::vector<ForwardRequest>& forward, const std::vector<bool>& checked,
+    const StepOutput& out)
 {
-    std::vector<std::size_t> rows; // out.logits holds these rows' logits, in this order
-    for (std::size_t row = 0; row < stepped.size(); ++row)
-        if (forward[row].hostLogits)
-            rows.push_back(row);
     std::vector<Result<std::int32_t>> chosen(stepped.size(), std::int32_t(-1));
     const std::size_t vocab = std::size_t(m_model.vocabSize());
+    // Per row to choose on the host: its logits, from the step (out.logits, in row order) or,
+    // for a checked row whose device pick the grammar refused, fetched after it.
+    std::vector<std::size_t> rows;
+    std::vector<std::span<const float>> logits;
+    std::vector<std::int64_t> refused;
+    std::size_t crossed = 0;
+    for (std::size_t row = 0; row < stepped.size(); ++row) {
+        if (forward[row].hostLogits) {
+            rows.push_back(row);
+            logits.push_back(std::span<const float>(out.logits).subspan(vocab * crossed++, vocab));
+        } else if (checked[row]) {
+            const std::int32_t pick = out.greedy[row];
+            if (stepped[row]->answer.allowsGreedy(pick))
+                chosen[row] = pick;
+            else
+                refused.push_back(std::int64_t(row));
+        }
+    }
+    Result<std::vector<float>> fetched = std::vector<float> {};
+    if (!refused.empty()) {
+        fetched = m_model.keptLogits(refused);
+        for (std::size_t i = 0; i < refused.size(); ++i) {
+            const std::size_t row = std::size_t(refused[i]);
+            if (!fetched) {
+                chosen[row] = fetched.error();
+                continue;
+            }
+            rows.push_back(row);
+            logits.push_back(std::span<const float>(*fetched).subspan(vocab * i, vocab));
+        }
+    }
     // A logits row exists only for a decode or the last chunk of a prompt, so each of these
     // rows asks for a token (a request cancelled by its progress callback wastes one).
     auto choose = [&](std::int64_t begin, std::int64_t end) {
         for (std::int64_t i = begin; i < end; ++i) {
             const std::size_t row = rows[std::size_t(i)];
-            const auto logits
-                = std::span<const float>(out.logits).subspan(vocab * std::size_t(i), vocab);
-            chosen[row] = stepped[row]->answer.choose(logits, stepped[row]->request.prompt);
+            chosen[row]
+                = stepped[row]->answer.choose(logits[std::size_t(i)], stepped[row]->request.prompt);
         }
     };
     if (rows.size() < 2) {

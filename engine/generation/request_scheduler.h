@@ -117,11 +117,15 @@ private:
     bool leaderLives(std::uint64_t key) const;
     void resumeWaiting();
     void step();
-    // Per row of the step, the token of each row whose logits crossed to the host (sampled or
-    // grammar-masked requests), chosen side by side: each is a pass over the whole vocabulary.
     ForwardRequest rowFor(Slot& slot, std::span<const std::int32_t> tokens, bool choosing);
+    // Per row of the step, the token of each row chosen on the host, side by side (each is a
+    // pass over the whole vocabulary): those whose logits crossed with the step (sampled or
+    // grammar-masked requests) and the `checked` rows (greedy under a grammar) whose device
+    // pick the grammar refused, their logits fetched after the step; a checked row whose pick
+    // it allows keeps it.
     std::vector<Result<std::int32_t>> chooseOnHost(const std::vector<Slot*>& stepped,
-        const std::vector<ForwardRequest>& forward, const StepOutput& out);
+        const std::vector<ForwardRequest>& forward, const std::vector<bool>& checked,
+        const StepOutput& out);
     bool afterStep(Slot& slot, std::size_t promptFed, const Result<std::int32_t>* chosen,
         const StepOutput& out, std::size_t row);
     void end(Slot& slot, bool cancelled); // reports its result

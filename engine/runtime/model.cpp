@@ -4,9 +4,8 @@
 #include "engine/runtime/kv_pool_size.h"
 #include "engine/runtime/model_cache_folder.h"
 
-#include <cmath>
-
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 namespace cw::engine {
@@ -183,6 +182,16 @@ Result<std::vector<float>> Model::step(std::span<const ForwardRequest> requests)
 Result<StepOutput> Model::stepSampling(std::span<const ForwardRequest> requests)
 {
     return run(requests, LogitsToHost::Chosen);
+}
+
+Result<std::vector<float>> Model::keptLogits(std::span<const std::int64_t> rows)
+{
+    return m_backend->keptLogits(rows);
+}
+
+std::int64_t Model::keptLogitRows() const
+{
+    return m_backend->keptLogitRows();
 }
 
 Result<std::vector<std::int32_t>> Model::stepGreedy(std::span<const ForwardRequest> requests)

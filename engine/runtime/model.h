@@ -115,6 +115,12 @@ public:
     // grammar-masked: every logit row's greedy token, and the logits of the rows of requests
     // with hostLogits only ([those rows, in order][vocab]; none cross when no request asks).
     Result<StepOutput> stepSampling(std::span<const ForwardRequest> requests);
+    // After stepSampling, before the next step: the logits of its logit rows `rows` (indices in
+    // request order, one row a request) that stayed on the device, [rows][vocab] — for a greedy
+    // grammar-masked row whose device pick the grammar refused. A step of more logit rows
+    // than keptLogitRows() keeps none.
+    Result<std::vector<float>> keptLogits(std::span<const std::int64_t> rows);
+    std::int64_t keptLogitRows() const;
 
     // Feeds a whole prompt in chunks of the prefill chunk; returns the logits of every token
     // (allLogits) or of the last.

@@ -111,6 +111,7 @@ void CpuBackend::releaseState(int slot)
 Result<void> CpuBackend::beginStep(const BackendStep& step)
 {
     m_step = &step;
+    m_keptRows = 0;
     m_nonFinite.clear();
     m_ctx = StepContext {};
     m_ctx.hp = &m_description.hparams;
@@ -214,31 +215,52 @@ Result<StepOutput> CpuBackend::finishStep()
         std::copy_n(m_workspace.normed.data() + wanted[std::size_t(i)] * H, H, rows.data() + i * H);
     const std::int64_t V = m_description.hparams.vocabSize;
     StepOutput out;
-    out.logits.resize(std::size_t(outRows * V));
-    linear(m_ctx, m_weights.output, rows.data(), outRows, out.logits.data());
-    if (!ops::allFinite(out.logits.data(), std::int64_t(out.logits.size()))) {
+    std::vector<float>& logits = m_keptLogits;
+    m_keptRows = 0;
+    logits.resize(std::size_t(outRows * V));
+    linear(m_ctx, m_weights.output, rows.data(), outRows, logits.data());
+    if (!ops::allFinite(logits.data(), std::int64_t(logits.size()))) {
         m_step = nullptr;
         return makeError("the forward pass produced NaN or Inf in the logits (output head)");
     }
     const auto& draws = m_step->draws;
     for (std::int64_t i = 0; i < outRows; ++i) {
-        const float* row = out.logits.data() + i * V;
+        const float* row = logits.data() + i * V;
         if (!draws.empty() && kernels::drawsAToken(draws[std::size_t(i)]))
             out.greedy.push_back(ops::drawToken(row, V, draws[std::size_t(i)]));
         else
             out.greedy.push_back(std::int32_t(std::max_element(row, row + V) - row));
     }
-    // The host computed every row (the greedy tokens need them); keep the chosen ones only, as
-    // the GPU copies only those.
+    // The host computed every row (the greedy tokens need them); the chosen ones go out, as
+    // the GPU copies only those, and all stay for keptLogits.
+    // Every row wanted (a prompt's logits, say): they move out, and none is kept.
     const auto& hostRows = m_step->hostRows;
-    if (!hostRows.empty()) {
-        std::int64_t kept = 0;
-        for (std::int64_t i = 0; i < outRows; ++i)
-            if (hostRows[std::size_t(i)])
-                std::copy_n(out.logits.data() + i * V, V, out.logits.data() + kept++ * V);
-        out.logits.resize(std::size_t(kept * V));
+    if (m_step->wantLogits && hostRows.empty()) {
+        out.logits = std::move(logits);
+        logits.clear();
+    } else {
+        if (m_step->wantLogits)
+            for (std::int64_t i = 0; i < outRows; ++i)
+                if (hostRows[std::size_t(i)])
+                    out.logits.insert(
+                        out.logits.end(), logits.begin() + i * V, logits.begin() + (i + 1) * V);
+        m_keptRows = outRows;
     }
     m_step = nullptr;
+    return out;
+}
+
+Result<std::vector<float>> CpuBackend::keptLogits(std::span<const std::int64_t> rows)
+{
+    const std::size_t V = std::size_t(m_description.hparams.vocabSize);
+    std::vector<float> out;
+    out.reserve(rows.size() * V);
+    for (const std::int64_t r : rows) {
+        if (r < 0 || r >= m_keptRows)
+            return makeError("the last step kept no logits for row " + std::to_string(r));
+        out.insert(out.end(), m_keptLogits.begin() + std::ptrdiff_t(std::size_t(r) * V),
+            m_keptLogits.begin() + std::ptrdiff_t(std::size_t(r + 1) * V));
+    }
     return out;
 }
 

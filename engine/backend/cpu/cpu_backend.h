@@ -12,6 +12,7 @@
 #include "engine/models/model_weights.h"
 #include "kernels/cpu/thread_pool.h"
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -45,6 +46,8 @@ public:
     void deltaNet(int layer) override;
     void moe(int layer) override;
     Result<StepOutput> finishStep() override;
+    Result<std::vector<float>> keptLogits(std::span<const std::int64_t> rows) override;
+    std::int64_t keptLogitRows() const override { return INT64_MAX; }
 
     const StepTimers& stepTimers() const override { return m_timers; }
     void resetStepTimers() override { m_timers.reset(); }
@@ -74,6 +77,8 @@ private:
     StepContext m_ctx;
     const BackendStep* m_step = nullptr;
     std::string m_nonFinite; // the first block of this step whose output was not finite
+    std::vector<float> m_keptLogits; // the last finished step's every logit row
+    std::int64_t m_keptRows = 0;
 
     std::string blockBefore(NormSite site) const;
 };

@@ -188,6 +188,8 @@ public:
     void deltaNet(int layer) override;
     void moe(int layer) override;
     Result<StepOutput> finishStep() override;
+    Result<std::vector<float>> keptLogits(std::span<const std::int64_t> rows) override;
+    std::int64_t keptLogitRows() const override { return m_logitPass; }
 
     const StepTimers& stepTimers() const override { return m_timers; }
     void resetStepTimers() override { m_timers.reset(); }
@@ -285,6 +287,9 @@ private:
     // Logit rows computed (and staged to the host) at a time: as many as the output head's
     // integer products take in one launch, so a 32-sequence step reads the head once.
     std::int64_t m_logitPass = cuda::kMatVecMaxTokens;
+    // Logit rows of the last finished step still in m_logits (0 once a step begins, after a
+    // failed step, or when the step had more rows than one pass: its first passes are gone).
+    std::int64_t m_keptRows = 0;
     StepLayoutBuffer m_layoutBuffer;
 
     // The step in flight.
@@ -803,6 +808,7 @@ Result<int> CudaBackend::copyState(int from)
 
 Result<void> CudaBackend::beginStep(const BackendStep& step)
 {
+    m_keptRows = 0;
     const std::int64_t T = std::int64_t(step.tokens.size());
     const std::int64_t S = std::int64_t(step.sequences.size());
     if (T > m_rowCapacity || S > std::max<std::int64_t>(m_sequenceCapacity, kMaxGraphBatch))
@@ -1288,6 +1294,28 @@ Result<StepOutput> CudaBackend::finishStep()
     if (bad && !g_skip.any())
         return makeError("the forward pass produced NaN or Inf in the hidden state or the logits "
                          "(on the GPU; the CPU backend names the layer)");
+    m_keptRows = rows <= m_logitPass ? rows : 0;
+    return out;
+}
+
+Result<std::vector<float>> CudaBackend::keptLogits(std::span<const std::int64_t> rows)
+{
+    const std::size_t V = std::size_t(m_description.hparams.vocabSize);
+    for (const std::int64_t r : rows)
+        if (r < 0 || r >= m_keptRows)
+            return makeError("the last step kept no logits for row " + std::to_string(r));
+    if (auto e = cudaSetDevice(m_options.device); e != cudaSuccess)
+        return cudaFailure("selecting cuda:" + std::to_string(m_options.device), e);
+    // Through the pinned staging buffer (m_logitPass rows, and rows <= m_keptRows <= that).
+    std::vector<float> out(rows.size() * V);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        if (auto e = cudaMemcpyAsync(m_logitsHost + i * V, m_logits + std::size_t(rows[i]) * V,
+                V * sizeof(float), cudaMemcpyDeviceToHost, m_stream);
+            e != cudaSuccess)
+            return cudaFailure("copying a step's logits to the host", e);
+    if (auto e = cudaStreamSynchronize(m_stream); e != cudaSuccess)
+        return cudaFailure("copying a step's logits to the host", e);
+    std::memcpy(out.data(), m_logitsHost, out.size() * sizeof(float));
     return out;
 }
 

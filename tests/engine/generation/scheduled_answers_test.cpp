@@ -5,6 +5,7 @@
 #include "engine/sampling/grammar_constraint.h"
 #include "scheduler_fixture.h"
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -119,6 +120,55 @@ TEST_P(ConstrainedAnswers, schemaConstrainedAnswersAtOnceParseAndStreamTheirText
         EXPECT_TRUE(answer["present"].is_boolean());
         EXPECT_TRUE(answer["clause_ids"].is_array());
         EXPECT_LE(answer["rationale"].get<std::string>().size(), 60u * 4);
+    }
+}
+
+TEST_P(ConstrainedAnswers, greedyConstrainedAnswersAtOnceAreTheMaskedArgmaxOfEachRow)
+{
+    // Greedy under a grammar the scheduler keeps the device's pick where the grammar allows it
+    // and fetches the row's logits only where it does not; the tokens must be those of masking
+    // every row by hand and taking its argmax, one prompt at a time.
+    const auto m = loadGolden(GetParam());
+    auto vocabulary = cw::engine::constraintVocabulary(*m.tokenizer, *m.model);
+    ASSERT_TRUE(vocabulary.ok()) << vocabulary.error().message;
+    const auto prompts = contractQuestions(*m.tokenizer);
+    constexpr std::int32_t kMaxTokens = 300;
+    std::vector<std::vector<std::int32_t>> expected(3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto c = cw::sampling::GrammarConstraint::fromJsonSchema(kSchema, *vocabulary);
+        ASSERT_TRUE(c.ok()) << c.error().message;
+        auto sequence = m.model->newSequence();
+        auto logits = m.model->prefill(*sequence, prompts[i]);
+        ASSERT_TRUE(logits.ok()) << logits.error().message;
+        for (std::int32_t n = 0; n < kMaxTokens; ++n) {
+            std::vector<float> masked = *logits;
+            c->applyMask(masked);
+            const std::int32_t id
+                = std::int32_t(std::max_element(masked.begin(), masked.end()) - masked.begin());
+            ASSERT_TRUE(c->accept(id).ok());
+            expected[i].push_back(id);
+            if (c->isFinished())
+                break;
+            const cw::engine::ForwardRequest next { sequence.get(),
+                std::span<const std::int32_t>(&expected[i].back(), 1) };
+            logits = m.model->step(std::span<const cw::engine::ForwardRequest>(&next, 1));
+            ASSERT_TRUE(logits.ok()) << logits.error().message;
+        }
+    }
+    RequestScheduler scheduler(*m.model, *m.tokenizer);
+    std::vector<AnswerFuture> answers;
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto c = cw::sampling::GrammarConstraint::fromJsonSchema(kSchema, *vocabulary);
+        ASSERT_TRUE(c.ok()) << c.error().message;
+        answers.push_back(
+            ask(scheduler, prompts[i], greedy(kMaxTokens), nullptr, [&](ScheduledRequest& r) {
+                r.constraint = std::make_unique<cw::sampling::GrammarConstraint>(std::move(*c));
+            }));
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        auto r = answers[i].get();
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_EQ(r->ids, expected[i]) << "prompt " << i << ": " << r->text;
     }
 }
 
