@@ -168,8 +168,8 @@ std::vector<SpanCounts> spanCounts(const std::vector<PreparedContract>& contract
 }
 
 // What the document-level rules' findings add to the span counts on the held-out contracts.
-SpanCounts ruleSpanCounts(
-    const std::vector<PreparedContract>& contracts, const std::vector<HeldOutScores>& held)
+SpanCounts ruleSpanCounts(const std::vector<PreparedContract>& contracts,
+    const std::vector<HeldOutScores>& held, const ClauseModel& model)
 {
     SpanCounts n;
     for (const HeldOutScores& h : held) {
@@ -178,6 +178,8 @@ SpanCounts ruleSpanCounts(
             continue; // scores without a contract behind them (tests)
         const QList<Finding> findings = documentLevelFindings(p.source->text);
         for (const QString& category : documentLevelCategories()) {
+            if (model.categoryIndex(category) >= 0)
+                continue; // the model's own span counts have it
             const auto spans = p.source->spans.value(category);
             n.gold += spans.size();
             QList<const Finding*> mine;
@@ -315,7 +317,7 @@ ClauseModel withThresholds(const ClauseModel& model, const std::vector<PreparedC
             choosePresenceModel(categories[k], samples);
         counts[size_t(k)] = spanCounts(contracts, held, categories[k], k, bit);
     }
-    const std::vector<int> steps = chooseSpanSteps(counts, ruleSpanCounts(contracts, held));
+    const std::vector<int> steps = chooseSpanSteps(counts, ruleSpanCounts(contracts, held, model));
     for (int k = 0; k < categories.size(); ++k) {
         const int bit = int(cuadCategories().indexOf(categories[k].category));
         categories[k].spanThreshold = spanThresholdAt(steps[size_t(k)]);

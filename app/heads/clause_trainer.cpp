@@ -86,7 +86,7 @@ const QStringList& classifierCategories()
     static const QStringList names = [] {
         QStringList out;
         for (const QString& c : cuadCategories()) {
-            if (!documentLevelCategories().contains(c))
+            if (!ruleDecidedCategories().contains(c))
                 out.append(c);
         }
         return out;

@@ -11,6 +11,24 @@ const QSet<QString>& documentLevelCategories()
     return set;
 }
 
+const QSet<QString>& ruleDecidedCategories()
+{
+    static const QSet<QString> set = { "Document Name", "Parties" };
+    return set;
+}
+
+std::optional<qsizetype> ruleDateStart(const QString& category, const QString& text)
+{
+    std::optional<Located<QDate>> date;
+    if (category == QLatin1String("Agreement Date"))
+        date = findAgreementDate(text);
+    else if (category == QLatin1String("Effective Date"))
+        date = findStatedEffectiveDate(text); // the fallback is the agreement date's evidence
+    if (!date)
+        return std::nullopt;
+    return date->start;
+}
+
 namespace {
 
 Finding makeFinding(const QString& text, const QString& category, qsizetype start, qsizetype end,

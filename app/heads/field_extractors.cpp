@@ -228,6 +228,13 @@ std::optional<Located<QDate>> findAgreementDate(const QString& text)
 
 std::optional<Located<QDate>> findEffectiveDate(const QString& text)
 {
+    if (auto stated = findStatedEffectiveDate(text))
+        return stated;
+    return findAgreementDate(text);
+}
+
+std::optional<Located<QDate>> findStatedEffectiveDate(const QString& text)
+{
     static const QRE cue(QStringLiteral("(?:effective\\s+(?:as\\s+of\\s+|on\\s+|from\\s+)?|"
                                         "[\"\u201C]Effective\\s+Date[\"\u201D][^.]{0,60}?)$"),
         kCi);
@@ -237,7 +244,7 @@ std::optional<Located<QDate>> findEffectiveDate(const QString& text)
         if (cue.match(text.mid(from, d.start - from)).hasMatch())
             return d;
     }
-    return findAgreementDate(text);
+    return std::nullopt;
 }
 
 QList<Located<Duration>> findDurations(const QString& text, qsizetype from, qsizetype to)

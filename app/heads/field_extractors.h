@@ -33,6 +33,9 @@ QList<Party> findParties(const QString& text);
 // no separate effective date is given.
 std::optional<Located<QDate>> findAgreementDate(const QString& text);
 std::optional<Located<QDate>> findEffectiveDate(const QString& text);
+// The effective date only where the contract states one ("effective as of ...", the
+// "Effective Date" definition); none where findEffectiveDate falls back to the agreement date.
+std::optional<Located<QDate>> findStatedEffectiveDate(const QString& text);
 
 // Periods written "thirty (30) days", "60 days", "two (2) years", "12 months" -> days.
 struct Duration {

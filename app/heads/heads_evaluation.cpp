@@ -36,11 +36,30 @@ QList<Finding> fastFindings(const ClauseModel& model, const QString& text,
 {
     QList<Finding> findings;
     const QSet<QString>& documentLevel = documentLevelCategories();
+    QList<Finding> documentLevelByModel; // document-level categories the model found present
+    QSet<QString> decided;
     for (Finding& f : classifyCandidates(model, text, candidates, scores)) {
-        if (!documentLevel.contains(f.category))
+        if (!documentLevel.contains(f.category)) {
+            findings.append(std::move(f));
+        } else {
+            decided.insert(f.category);
+            documentLevelByModel.append(std::move(f));
+        }
+    }
+    // A date the model learns (one not in ruleDecidedCategories) is reported where the model finds
+    // the contract has one: at the rule's date when the rule found it, else at the model's best
+    // sentence. A model without the category (older files) leaves the rule alone.
+    QSet<QString> ruled;
+    for (Finding& f : documentLevelFindings(text)) {
+        if (model.categoryIndex(f.category) < 0 || decided.contains(f.category)) {
+            ruled.insert(f.category);
+            findings.append(std::move(f));
+        }
+    }
+    for (Finding& f : documentLevelByModel) {
+        if (!ruled.contains(f.category))
             findings.append(std::move(f));
     }
-    findings.append(documentLevelFindings(text));
     addFindingFields(findings);
     // The governing law is a fact about the whole contract: the sentence that states it
     // best wins, whether or not the classifier picked it, and carries the law.

@@ -1,5 +1,7 @@
 #include "app/heads/presence_cues.h"
 
+#include "app/heads/document_findings.h"
+
 #include <QHash>
 #include <QRegularExpression>
 #include <algorithm>
@@ -207,27 +209,45 @@ const QHash<QString, QRegularExpression>& cues()
 
 bool hasPresenceCue(const QString& category)
 {
-    return cues().contains(category);
+    return cues().contains(category) || category == QLatin1String("Agreement Date")
+        || category == QLatin1String("Effective Date");
 }
+
+namespace {
+
+// The candidate holding `at`, or -1 (candidates are in text order).
+int candidateAt(const QList<ClauseCandidate>& candidates, qsizetype at)
+{
+    auto after = std::upper_bound(candidates.begin(), candidates.end(), at,
+        [](qsizetype pos, const ClauseCandidate& c) { return pos < c.start; });
+    if (after == candidates.begin())
+        return -1;
+    const int index = int(std::distance(candidates.begin(), after)) - 1;
+    return at < candidates[index].end ? index : -1;
+}
+
+} // namespace
 
 std::vector<int> cueCandidates(
     const QString& category, const QString& text, const QList<ClauseCandidate>& candidates)
 {
     std::vector<int> out;
+    if (candidates.isEmpty())
+        return out;
+    // A date category's cue is its document-level rule's date: no wording of its own.
+    if (const auto date = ruleDateStart(category, text)) {
+        if (const int index = candidateAt(candidates, *date); index >= 0)
+            out.push_back(index);
+        return out;
+    }
     const auto cue = cues().constFind(category);
-    if (cue == cues().constEnd() || candidates.isEmpty())
+    if (cue == cues().constEnd())
         return out;
     auto it = cue->globalMatch(text);
     while (it.hasNext()) {
-        const auto m = it.next();
-        // The candidate holding the start of the match (candidates are in text order).
-        const qsizetype at = m.capturedStart();
-        auto after = std::upper_bound(candidates.begin(), candidates.end(), at,
-            [](qsizetype pos, const ClauseCandidate& c) { return pos < c.start; });
-        if (after == candidates.begin())
-            continue;
-        const int index = int(std::distance(candidates.begin(), after)) - 1;
-        if (at < candidates[index].end && (out.empty() || out.back() != index))
+        // The candidate holding the start of the match.
+        const int index = candidateAt(candidates, it.next().capturedStart());
+        if (index >= 0 && (out.empty() || out.back() != index))
             out.push_back(index);
     }
     return out;

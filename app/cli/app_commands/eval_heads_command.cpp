@@ -92,7 +92,7 @@ int runEvalHeads(std::span<char*> args)
         "ablation: decide presence from the classifier's scores alone, without cue wordings");
     app.add_option("--seed", options.seed,
         "order in which training sees the examples (default 17); the macro-F1 moves with it "
-        "(0.783 to 0.789 over seeds 17-20 on the 298 contracts), so judge a change on several");
+        "(0.786 to 0.792 over seeds 17-20 on the 298 contracts), so judge a change on several");
     app.add_flag("--fast", fast,
         "for iterating: half the training epochs (the figures differ a little from a full run)");
     try {

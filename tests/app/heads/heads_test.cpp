@@ -191,6 +191,88 @@ private slots:
         QVERIFY(cueCandidates("Document Name", text, candidates).empty());
     }
 
+    // The dates' cue is where their document-level rule found them; the effective date's only
+    // where the contract states one, not the agreement date it falls back to.
+    void dateCuesAreTheRulesDates()
+    {
+        const QString text = QStringLiteral(
+            "SUPPLY AGREEMENT\n\nThis Supply Agreement is made on January 5, 2020 between Acme "
+            "Inc. and Beta LLC.\n\nThe parties agree as follows.\n\nThis Agreement is "
+            "effective as of February 1, 2020.\n");
+        const auto candidates = buildCandidates(text, {});
+        const auto holding = [&](const QString& needle) {
+            const qsizetype at = text.indexOf(needle);
+            for (int i = 0; i < candidates.size(); ++i) {
+                if (candidates[i].start <= at && at < candidates[i].end)
+                    return std::vector<int> { i };
+            }
+            return std::vector<int> {};
+        };
+        QVERIFY(hasPresenceCue("Agreement Date") && hasPresenceCue("Effective Date"));
+        QCOMPARE(cueCandidates("Agreement Date", text, candidates), holding("January 5"));
+        QCOMPARE(cueCandidates("Effective Date", text, candidates), holding("February 1"));
+        QVERIFY(holding("January 5") != holding("February 1"));
+        const QString unstated = text.left(text.indexOf("This Agreement is effective"));
+        const auto fewer = buildCandidates(unstated, {});
+        QVERIFY(findEffectiveDate(unstated).has_value()); // the agreement date
+        QVERIFY(cueCandidates("Effective Date", unstated, fewer).empty());
+    }
+
+    // A model that learnt a date decides whether the contract has one: the rule's date where it
+    // found one, else the model's best sentence; a model without the category leaves the rule.
+    void datesAreReportedWhereTheModelFindsThem()
+    {
+        const QString text = QStringLiteral(
+            "SUPPLY AGREEMENT\n\nThis Supply Agreement is made on January 5, 2020 between Acme "
+            "Inc. (\"Acme\") and Beta LLC (\"Beta\").\n\nThis Agreement is effective as of "
+            "February 1, 2020.\n");
+        const auto candidates = buildCandidates(text, {});
+        const auto findingsOf = [&](const QList<CategoryModel>& categories) {
+            const ClauseModel model(12, categories);
+            return fastFindings(model, text, candidates, scoreCandidates(model, text, candidates));
+        };
+        const auto only = [](const QList<Finding>& findings, const QString& category) {
+            QList<Finding> out;
+            for (const Finding& f : findings) {
+                if (f.category == category)
+                    out.append(f);
+            }
+            return out;
+        };
+        CategoryModel law;
+        law.category = "Governing Law";
+        law.bias = -5.0f;
+        const QList<Finding> ruled = findingsOf({ law });
+        QCOMPARE(only(ruled, "Agreement Date").size(), 1);
+        QCOMPARE(only(ruled, "Effective Date").size(), 1);
+
+        CategoryModel agreement, effective;
+        agreement.category = "Agreement Date";
+        agreement.bias = -5.0f; // every candidate scores low: no agreement date
+        effective.category = "Effective Date";
+        effective.bias = 5.0f; // every candidate scores high: an effective date
+        const QList<Finding> decided = findingsOf({ law, agreement, effective });
+        QVERIFY(only(decided, "Agreement Date").isEmpty());
+        const QList<Finding> dates = only(decided, "Effective Date");
+        QCOMPARE(dates.size(), 1);
+        QCOMPARE(dates[0].text, QStringLiteral("February 1, 2020"));
+        QCOMPARE(dates[0].fields.value("date").toString(), QStringLiteral("2020-02-01"));
+
+        // No date the rule can read, yet the model finds one: its best sentence.
+        const QString undated = QStringLiteral(
+            "SUPPLY AGREEMENT\n\nThis Agreement takes effect when both parties have signed "
+            "it.\n");
+        const auto undatedCandidates = buildCandidates(undated, {});
+        QVERIFY(!findEffectiveDate(undated).has_value());
+        const ClauseModel model(12, { law, effective });
+        const QList<Finding> fromModel
+            = only(fastFindings(model, undated, undatedCandidates,
+                       scoreCandidates(model, undated, undatedCandidates)),
+                "Effective Date");
+        QVERIFY(std::any_of(fromModel.begin(), fromModel.end(),
+            [](const Finding& f) { return f.text.contains("takes effect"); }));
+    }
+
     // The bare exclusion gives no one a right; naming a beneficiary, or excepting some from the
     // exclusion, does.
     void thirdPartyBeneficiaryCueSkipsTheBareExclusion()
