@@ -209,8 +209,10 @@ const QHash<QString, QRegularExpression>& cues()
 
 bool hasPresenceCue(const QString& category)
 {
-    return cues().contains(category) || category == QLatin1String("Agreement Date")
-        || category == QLatin1String("Effective Date");
+    // The document-level categories the classifier learns (the dates) have their rule's date.
+    return cues().contains(category)
+        || (documentLevelCategories().contains(category)
+            && !ruleDecidedCategories().contains(category));
 }
 
 namespace {

@@ -51,10 +51,9 @@ AnswerProgress::AnswerProgress(const sampling::SamplingParams& params,
 
 bool AnswerProgress::allowsGreedy(std::int32_t token) const
 {
-    // As Sampler::sample keeps its first choice: an id of the vocabulary (not padding) that
-    // the grammar, not yet finished, allows.
-    return m_greedyChecked && token >= 0 && token < m_constraint->vocabulary().size()
-        && m_constraint->allows(token);
+    // As Sampler::sample keeps its first choice (allows refuses padding ids and any token once
+    // the grammar has finished).
+    return m_greedyChecked && m_constraint->allows(token);
 }
 
 kernels::TokenDraw AnswerProgress::nextDraw()

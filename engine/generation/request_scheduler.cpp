@@ -336,7 +336,7 @@ void RequestScheduler::step()
     }
     // A step of more logit rows (one a request) than the backend keeps after it: the checked
     // rows' logits cross with the step instead.
-    if (forward.size() > std::size_t(std::max<std::int64_t>(m_model.keptLogitRows(), 0)))
+    if (std::int64_t(forward.size()) > m_model.keptLogitRows())
         for (std::size_t row = 0; row < forward.size(); ++row)
             if (checked[row]) {
                 checked[row] = false;

@@ -247,8 +247,7 @@ void bestCandidates(std::span<const float> logits, std::size_t count, std::vecto
 {
     constexpr float kInf = std::numeric_limits<float>::infinity();
     c.clear();
-    // A min-heap by `before`: its front is the worst of the best kept so far.
-    auto worse = [](const Candidate& a, const Candidate& b) { return before(a, b); };
+    // A heap by `before`: its front is the worst of the best kept so far.
     for (std::size_t i = 0; i < logits.size(); ++i) {
         const float l = logits[i];
         if (!(l > -kInf))
@@ -256,14 +255,14 @@ void bestCandidates(std::span<const float> logits, std::size_t count, std::vecto
         const Candidate x { int32_t(i), l == kInf ? FLT_MAX : l, 0.0f };
         if (c.size() < count) {
             c.push_back(x);
-            std::push_heap(c.begin(), c.end(), worse);
+            std::push_heap(c.begin(), c.end(), before);
         } else if (before(x, c.front())) {
-            std::pop_heap(c.begin(), c.end(), worse);
+            std::pop_heap(c.begin(), c.end(), before);
             c.back() = x;
-            std::push_heap(c.begin(), c.end(), worse);
+            std::push_heap(c.begin(), c.end(), before);
         }
     }
-    std::sort_heap(c.begin(), c.end(), worse);
+    std::sort_heap(c.begin(), c.end(), before);
 }
 
 // Candidates a greedy grammar-masked step checks one by one before it computes the whole
@@ -341,15 +340,15 @@ Result<int32_t> Sampler::sample(std::span<const float> logits,
     if (constraint->isFinished())
         return makeError("sampler: the grammar already ended (EOS was accepted)");
     Result<int32_t> first = drawFrom(adjusted);
-    const int32_t known = constraint->vocabulary().size(); // ids past it are padding: refused
-    if (first && *first < known && constraint->allows(*first))
+    // allows() refuses ids past the vocabulary (a model's padding).
+    if (first && constraint->allows(*first))
         return first;
     if (greedy(m_params.temperature) && first) {
         // The masked argmax is the first allowed token in the order best first, lower id
         // first among equals: the same token as masking the row and drawing again.
         bestCandidates(adjusted, kGreedyCandidatesChecked, m_candidates);
         for (const Candidate& x : m_candidates)
-            if (x.id < known && constraint->allows(x.id))
+            if (constraint->allows(x.id))
                 return x.id;
     }
     m_masked.assign(adjusted.begin(), adjusted.end());

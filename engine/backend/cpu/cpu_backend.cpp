@@ -215,8 +215,7 @@ Result<StepOutput> CpuBackend::finishStep()
         std::copy_n(m_workspace.normed.data() + wanted[std::size_t(i)] * H, H, rows.data() + i * H);
     const std::int64_t V = m_description.hparams.vocabSize;
     StepOutput out;
-    std::vector<float>& logits = m_keptLogits;
-    m_keptRows = 0;
+    std::vector<float>& logits = m_keptLogits; // m_keptRows is 0 since beginStep
     logits.resize(std::size_t(outRows * V));
     linear(m_ctx, m_weights.output, rows.data(), outRows, logits.data());
     if (!ops::allFinite(logits.data(), std::int64_t(logits.size()))) {
@@ -231,9 +230,9 @@ Result<StepOutput> CpuBackend::finishStep()
         else
             out.greedy.push_back(std::int32_t(std::max_element(row, row + V) - row));
     }
-    // The host computed every row (the greedy tokens need them); the chosen ones go out, as
-    // the GPU copies only those, and all stay for keptLogits.
-    // Every row wanted (a prompt's logits, say): they move out, and none is kept.
+    // The host computed every row (the greedy tokens need them). Every row wanted (a prompt's
+    // logits, say): they move out, and none is kept. Else the chosen ones go out, as the GPU
+    // copies only those, and all stay for keptLogits.
     const auto& hostRows = m_step->hostRows;
     if (m_step->wantLogits && hostRows.empty()) {
         out.logits = std::move(logits);
