@@ -22,6 +22,7 @@ add_library(cw_head_machinery SHARED ${CW_HEAD_MACHINERY_SOURCES})
 set_target_properties(cw_head_machinery PROPERTIES INSTALL_RPATH "$ORIGIN")
 target_link_libraries(cw_head_machinery PUBLIC cw_head_sdk Qt6::Core PRIVATE LibLZMA::LibLZMA)
 cw_project_target(cw_head_machinery)
+target_precompile_headers(cw_head_machinery PRIVATE ${CW_QT_CORE_PCH_HEADERS})
 
 # cw_llm_machinery: the language model head's planning, prompts, answer parsing and merge
 # (app/llm_review), used by the LLM head plugin and by eval-heads. It links no engine: what

@@ -141,6 +141,7 @@ if has build; then
   [[ -n "$OFFLOAD_SKEW" ]] && has offload && skew_synth
   ninja -C build-dev -j16 -k 0 gpu_cuda_runtime gpu_attention gpu_deltanet gpu_model_golden \
     gpu_model_golden_bf16 gpu_model_vs_cpu gpu_expert_offload gpu_moe gpu_ops gpu_quant gpu_backend_ops \
+    gpu_scheduled_answers gpu_request_scheduler gpu_scheduler_limits \
     geometry_check gpu_host_contention_bench >>"$L/build.log" 2>&1
   echo "build exit $? in $(( $(date +%s) - start )) s"
   grep -E "error|FAILED" "$L/build.log" | head -20

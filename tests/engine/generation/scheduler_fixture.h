@@ -5,6 +5,7 @@
 #include "engine/generation/generate_and_wait.h"
 #include "engine/generation/request_scheduler.h"
 #include "engine/model_files/model_loader.h"
+#include "engine/runtime/precision.h"
 #include "engine/tokenizer/tokenizer.h"
 
 #include <cstdlib>
@@ -35,6 +36,11 @@ inline LoadedModel loadGolden(const std::string& name, engine::ModelOptions opti
     // CW_TEST_DEVICE=cuda:0 runs the same tests on a GPU (on the accelerator machine).
     if (const char* device = std::getenv("CW_TEST_DEVICE"); device && *device)
         options.device = device;
+    // CW_TEST_PRECISION=f32 there: the answers are compared with transformers' float32 ones.
+    if (const char* precision = std::getenv("CW_TEST_PRECISION"); precision && *precision) {
+        auto applied = engine::applyPrecision(options, precision);
+        EXPECT_TRUE(applied.ok()) << (applied.ok() ? "" : applied.error().message);
+    }
     auto m = engine::Model::create(std::move(*d), options);
     EXPECT_TRUE(m.ok()) << (m.ok() ? "" : m.error().message);
     return { std::move(*m), std::make_unique<engine::Tokenizer>(std::move(*tok)) };
