@@ -47,6 +47,16 @@ namespace cw::heads {
 // 0.771 / 0.620). Losses spread over rare and common categories alike (Unlimited License
 // 0.84 -> 0.72, CRE 0.52 -> 0.45, Termination For Convenience 0.76 -> 0.73, Covenant Not To
 // Sue 0.83 -> 0.79) against Non-Compete 0.70 -> 0.75 and No-Solicit Of Customers 0.50 -> 0.57.
+// Nor (issue 34 section 3, seeds 17-20 against 0.786/0.790/0.792/0.789, mean 0.7893, span F1
+// 0.631/0.632/0.628/0.633) a contract-level model as one more feature: the same averaged
+// logistic regression fitted on whole contracts, each one example of all its features
+// (candidateFeatures over the whole text) labelled with the categories present, fitted on the
+// same pairs of folds as the clause models so that its held-out and test scores come as theirs
+// do, and its logit read by every category's presence model. 30 epochs: 0.790/0.785/0.791/0.785
+// (mean 0.7877, span unchanged); 10 epochs: 0.788/0.785/0.791/0.785 (mean 0.7872). Per category it
+// swings both ways by seed (seeds 17/18: Most Favored Nation +0.02/-0.10, Affiliate
+// License-Licensor +0.07/-0.07; CRE -0.03/-0.05 at 17/19): beside the best candidates' logits the
+// whole contract's words add noise, not ranking.
 using PresenceFeatures = std::vector<float>;
 
 // `scores`: [candidate][category]; `cued`: the candidates holding category k's cue;
