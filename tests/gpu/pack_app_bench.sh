@@ -26,6 +26,11 @@ programs=("$build/tests/bench/llm_review/bench_llm_review"
 if [[ -x $build/tests/gpu/backend_ops/gpu_backend_ops ]]; then
   programs+=("$build/tests/gpu/backend_ops/gpu_backend_ops")
 fi
+# The scheduler's tests on cuda:0 too, where built (tests/gpu/scheduler): the review's requests
+# go through the code they check, and their golden models travel with the checkout.
+for t in "$build"/tests/gpu/scheduler/gpu_*; do
+  [[ -x $t ]] && programs+=("$t")
+done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/contracts"

@@ -353,6 +353,16 @@ if has appbench; then
     echo "backend ops ($BACKENDOPS_FILTER) exit $?"; grep -E "^\[  FAILED" "$L/backend_ops.log" | sort -u | head -20
     tail -2 "$OUT/backend_ops.txt" 2>/dev/null
   fi
+  # The model file is written while the scheduler's tests run.
+  if [[ ! -f $M && -z "$synth_pid" ]]; then
+    B=$A/bin/clausewright-cli synth
+  fi
+  for t in $A/bin/gpu_scheduled_answers $A/bin/gpu_request_scheduler $A/bin/gpu_scheduler_limits; do
+    [[ -x $t ]] || continue
+    CW_TEST_DEVICE=cuda:0 CW_TEST_PRECISION=f32 timeout 120 $t --gtest_brief=1 \
+      >"$L/$(basename $t).log" 2>&1
+    echo "$(basename $t) exit $?"; grep -E "^\[  FAILED|Failure|Expected|Which is" "$L/$(basename $t).log" | head -12
+  done
   if [[ ! -f $M ]]; then
     [[ -n "$synth_pid" ]] && wait $synth_pid
     [[ -f $M ]] || { mkdir -p /tmp/models; $A/bin/clausewright-cli synth --preset qwen3.6-35b-a3b \
