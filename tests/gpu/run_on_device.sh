@@ -37,7 +37,8 @@
 # with the Qt runtime this machine lacks, into .device-carry/app): the desktop review's LLM pass
 # in-process on the sample and the longest CUAD contract, the same review's requests through
 # clausewright-server, one stream's and 32 streams' decode rate through the server, and bench's
-# b1 and b32 beside them from the same binary, as JSON lines in $OUT/appbench.jsonl. Carry
+# b1 and b32 beside them from the same binary, as JSON lines in $OUT/appbench.jsonl; first the
+# scheduler's gpu tests from the archive (tests/gpu/scheduler, on cuda:0 at f32). Carry
 # .device-carry/app alone (31 MB; with the ~29 MB checkout a call holds 64 MiB): it has its own
 # clausewright-cli and engine library, so the call needs neither build nor prebuilt.
 # "abuse" runs issue 36's abuse benchmark at its scale (200 honest streaming clients, then the same
