@@ -12,8 +12,8 @@
 #include <future>
 #include <gtest/gtest.h>
 #include <memory>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace cw::test {
