@@ -17,7 +17,8 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCW_BUILD_GUI=OFF >/dev/null
 fi
 cmake --build "$build" --target bench_llm_review bench_server_load clausewright-server \
-  clausewright-cli cuad_classifier field_extractors llm_review >/dev/null
+  clausewright-cli cuad_classifier field_extractors llm_review gpu_scheduled_answers \
+  gpu_request_scheduler gpu_scheduler_limits >/dev/null
 programs=("$build/tests/bench/llm_review/bench_llm_review"
   "$build/tests/bench/server_load/bench_server_load" "$build/app/server/clausewright-server"
   "$build/app/clausewright-cli")
@@ -26,11 +27,9 @@ programs=("$build/tests/bench/llm_review/bench_llm_review"
 if [[ -x $build/tests/gpu/backend_ops/gpu_backend_ops ]]; then
   programs+=("$build/tests/gpu/backend_ops/gpu_backend_ops")
 fi
-# The scheduler's tests on cuda:0 too, where built (tests/gpu/scheduler): the review's requests
-# go through the code they check, and their golden models travel with the checkout.
-for t in "$build"/tests/gpu/scheduler/gpu_*; do
-  [[ -x $t ]] && programs+=("$t")
-done
+# The scheduler's tests on cuda:0 too (tests/gpu/scheduler): the review's requests go through
+# the code they check, and their golden models travel with the checkout.
+programs+=("$build"/tests/gpu/scheduler/gpu_{scheduled_answers,request_scheduler,scheduler_limits})
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/contracts"
